@@ -1,0 +1,8 @@
+#ifndef REPOSITORY_CPOSTGRES_SHIM_H
+#define REPOSITORY_CPOSTGRES_SHIM_H
+
+// The libpq client API and the type OIDs it speaks of, for the Swift `Repository` module.
+#include <libpq-fe.h>
+#include <postgres_ext.h>
+
+#endif

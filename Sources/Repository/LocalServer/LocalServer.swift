@@ -1,0 +1,187 @@
+import Foundation
+
+/// A PostgreSQL server on this machine, started on demand with `initdb` and `pg_ctl`.
+///
+/// It listens on a unix socket in a private directory (and on a TCP port on 127.0.0.1 when
+/// asked), with `trust` for the socket and `scram-sha-256` for TCP. When this process is root
+/// the server runs as the unprivileged `postgres` account, as `initdb` requires.
+///
+/// ```swift
+/// let server = try await LocalServer.start(.throwaway)
+/// let database = Database(server.configuration)
+/// // ...
+/// try await server.stop()
+/// ```
+public final class LocalServer: Sendable {
+    /// What happens to the server's files.
+    public enum Mode: Sendable, Hashable {
+        /// A temporary directory, fsync off, deleted on ``LocalServer/stop()`` — and by a
+        /// watchdog if this process dies first. For tests.
+        case throwaway
+        /// A data directory kept across runs; a server already running there is reused.
+        case persistent(directory: String)
+    }
+
+    /// The mode the server was started in.
+    public let mode: Mode
+    /// The directory holding `data/`, the socket and `server.log`.
+    public let directory: String
+    /// The port: the TCP port when ``listensOnTCP``, otherwise only part of the socket's name.
+    public let port: Int
+    /// Whether the server accepts TCP connections on 127.0.0.1:``port``.
+    public let listensOnTCP: Bool
+    /// The superuser, which connects over the socket without a password.
+    public let superuser = "postgres"
+
+    /// The cluster's data directory.
+    public var dataDirectory: String { directory + "/data" }
+    /// The directory of the unix socket (`.s.PGSQL.<port>`).
+    public var socketDirectory: String { directory }
+    /// The server's log.
+    public var logFile: String { directory + "/server.log" }
+
+    /// Connects as ``superuser`` to the `postgres` database over the unix socket.
+    public var configuration: ConnectionConfiguration {
+        ConnectionConfiguration(parameters: [
+            ("host", socketDirectory), ("port", String(port)), ("user", superuser), ("dbname", "postgres"),
+        ])
+    }
+
+    private init(mode: Mode, directory: String, port: Int, listensOnTCP: Bool) {
+        self.mode = mode
+        self.directory = directory
+        self.port = port
+        self.listensOnTCP = listensOnTCP
+    }
+
+    /// Creates the cluster if needed and starts the server.
+    /// - Parameters:
+    ///   - mode: throwaway (tests) or persistent (a reused data directory).
+    ///   - tcpPort: nil for the unix socket only; 0 for a free TCP port; or a port number.
+    /// - Throws: ``LocalServerError`` naming the install command when the server programs are
+    ///   missing, or carrying `initdb`'s / the server log's words when they fail.
+    public static func start(_ mode: Mode = .throwaway, tcpPort: Int? = nil) async throws -> LocalServer {
+        let binaries = try ServerBinaries.locate()
+        let directory = try prepareDirectory(for: mode)
+        let port = try tcpPort.map { $0 == 0 ? try FreePort.find() : $0 } ?? 5432
+        let server = LocalServer(mode: mode, directory: directory, port: port, listensOnTCP: tcpPort != nil)
+        let socketPath = "\(directory)/.s.PGSQL.\(port)"
+        guard socketPath.utf8.count < 100 else {
+            throw LocalServerError("the socket path \(socketPath) is too long for a unix socket; choose a shorter directory")
+        }
+        if case .persistent = mode, let running = try await server.runningInstance() {
+            return running
+        }
+        if !FileManager.default.fileExists(atPath: server.dataDirectory + "/PG_VERSION") {
+            try await server.initializeCluster(binaries)
+        }
+        try server.writeSettings()
+        do {
+            _ = try await ShellCommand.run(binaries.pgCtl, ["-D", server.dataDirectory, "-l", server.logFile, "-w", "-t", "60", "start"])
+        } catch {
+            throw LocalServerError("\(error)\n\(server.logTail())")
+        }
+        if mode == .throwaway {
+            try server.startWatchdog()
+        }
+        return server
+    }
+
+    /// Stops the server and waits until its processes are gone; a throwaway server's
+    /// directory is deleted.
+    public func stop() async throws {
+        let binaries = try ServerBinaries.locate()
+        if processID != nil {
+            let shutdown = mode == .throwaway ? "immediate" : "fast"
+            _ = try await ShellCommand.run(binaries.pgCtl, ["-D", dataDirectory, "-m", shutdown, "-w", "-t", "60", "stop"])
+        }
+        if mode == .throwaway {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    /// The postmaster's process ID while it runs (from `postmaster.pid`), else nil.
+    public var processID: Int32? {
+        guard let contents = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8),
+              let first = contents.split(separator: "\n").first, let pid = Int32(first),
+              kill(pid, 0) == 0 || errno == EPERM
+        else { return nil }
+        return pid
+    }
+
+    // MARK: - Steps
+
+    private static func prepareDirectory(for mode: Mode) throws -> String {
+        let path: String
+        switch mode {
+        case .throwaway:
+            let template = FileManager.default.temporaryDirectory.path + "/live-postgres-XXXXXX"
+            var bytes = Array(template.utf8CString)
+            guard let created = mkdtemp(&bytes) else {
+                throw LocalServerError("could not create a temporary directory: \(String(cString: strerror(errno)))")
+            }
+            path = String(cString: created)
+        case .persistent(let directory):
+            path = (directory as NSString).standardizingPath
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        try ShellCommand.handOver(path)
+        return path
+    }
+
+    private func initializeCluster(_ binaries: ServerBinaries) async throws {
+        var arguments = ["-D", dataDirectory, "-U", superuser, "-E", "UTF8", "--locale=C",
+                         "--auth-local=trust", "--auth-host=scram-sha-256"]
+        if mode == .throwaway { arguments.append("--no-sync") }
+        _ = try await ShellCommand.run(binaries.initdb, arguments)
+        let conf = dataDirectory + "/postgresql.conf"
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: conf))
+        handle.seekToEndOfFile()
+        handle.write(Data("\ninclude_if_exists = 'local_server.conf'\n".utf8))
+        try handle.close()
+    }
+
+    /// Settings rewritten at every start: where to listen, and speed over durability for tests.
+    private func writeSettings() throws {
+        var settings = """
+            listen_addresses = '\(listensOnTCP ? "127.0.0.1" : "")'
+            port = \(port)
+            unix_socket_directories = '\(socketDirectory)'
+            max_connections = 300
+            """
+        if mode == .throwaway {
+            settings += "\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
+        }
+        let path = dataDirectory + "/local_server.conf"
+        try (settings + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try ShellCommand.handOver(path)
+    }
+
+    /// A persistent server already running in this directory, with the port it runs on.
+    private func runningInstance() async throws -> LocalServer? {
+        guard processID != nil,
+              let contents = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8)
+        else { return nil }
+        // postmaster.pid: pid, data directory, start time, port, socket directory, listen address…
+        let lines = contents.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count > 5, let port = Int(lines[3]) else { return nil }
+        return LocalServer(mode: mode, directory: directory, port: port, listensOnTCP: !lines[5].isEmpty)
+    }
+
+    /// Stops the server and deletes its directory once this process is gone, however it ends.
+    private func startWatchdog() throws {
+        let script = """
+            while kill -0 "$1" 2>/dev/null; do sleep 1; done
+            pid=$(head -n 1 "$2/data/postmaster.pid" 2>/dev/null)
+            [ -n "$pid" ] && kill -QUIT "$pid" 2>/dev/null
+            i=0; while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+            rm -rf "$2"
+            """
+        try ShellCommand.spawnDetached(script: script, arguments: [String(getpid()), directory])
+    }
+
+    private func logTail() -> String {
+        let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").suffix(10).joined(separator: "\n")
+    }
+}

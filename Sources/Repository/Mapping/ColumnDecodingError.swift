@@ -1,0 +1,49 @@
+/// A column value that does not fit the Swift type it is decoded into.
+public struct ColumnDecodingError: Error, Sendable, CustomStringConvertible {
+    /// Why the value does not fit.
+    public enum Reason: Sendable, Hashable {
+        /// The result has no such column.
+        case missingColumn
+        /// The value is NULL and the Swift type is not optional.
+        case null
+        /// The PostgreSQL type cannot become the Swift type.
+        case typeMismatch
+        /// The value does not fit the Swift type's range.
+        case outOfRange
+        /// The bytes are not a valid value of the PostgreSQL type, or the JSON does not decode.
+        case invalidData(String)
+    }
+
+    /// The column, with an element index for arrays (`tags[2]`).
+    public let column: String
+    /// The Swift type asked for, such as `Int`.
+    public let swiftType: String
+    /// The column's PostgreSQL type, when the column exists.
+    public let postgresType: PostgresType?
+    /// Why the value does not fit.
+    public let reason: Reason
+
+    init(column: String, swiftType: Any.Type, postgresType: PostgresType?, reason: Reason) {
+        self.column = column
+        self.swiftType = String(describing: swiftType)
+        self.postgresType = postgresType
+        self.reason = reason
+    }
+
+    /// A sentence naming the column, the Swift type and the PostgreSQL type.
+    public var description: String {
+        let pgType = postgresType.map(\.description) ?? "unknown"
+        switch reason {
+        case .missingColumn:
+            return "column \"\(column)\" is missing from the result, but Swift type \(swiftType) needs it"
+        case .null:
+            return "column \"\(column)\" (PostgreSQL \(pgType)) is NULL, but Swift type \(swiftType) is not optional"
+        case .typeMismatch:
+            return "column \"\(column)\": cannot decode PostgreSQL \(pgType) as Swift \(swiftType)"
+        case .outOfRange:
+            return "column \"\(column)\": the PostgreSQL \(pgType) value does not fit in Swift \(swiftType)"
+        case .invalidData(let detail):
+            return "column \"\(column)\": invalid PostgreSQL \(pgType) value for Swift \(swiftType): \(detail)"
+        }
+    }
+}

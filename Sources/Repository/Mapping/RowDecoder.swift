@@ -1,0 +1,66 @@
+/// A `Decoder` over one row: struct properties are columns, named by a ``ColumnNaming``.
+struct RowDecoder: Decoder {
+    let row: Row
+    let layout: ColumnLayout
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy _: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(RowContainer<Key>(decoder: self))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let cells = layout.result.columns.indices.map { layout.result.cell(row: row.index, column: $0) }
+        return ArrayCellContainer(elements: cells, codingPath: [])
+    }
+
+    /// A single-column row decodes as that column's value.
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        guard layout.result.columns.count == 1 else {
+            throw ColumnDecodingError(column: "*", swiftType: Any.self, postgresType: nil,
+                                      reason: .invalidData("a single value needs a one-column result, found \(layout.result.columns.count) columns"))
+        }
+        return CellDecoder(cell: layout.result.cell(row: row.index, column: 0))
+    }
+
+    func cell(for key: some CodingKey, _ swiftType: Any.Type) throws -> Cell {
+        guard let column = layout.columnIndex(for: key.stringValue) else {
+            throw ColumnDecodingError(column: layout.columnName(for: key.stringValue), swiftType: swiftType,
+                                      postgresType: nil, reason: .missingColumn)
+        }
+        return layout.result.cell(row: row.index, column: column)
+    }
+}
+
+/// Properties of the decoded struct, each read from its column.
+private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: RowDecoder
+    var codingPath: [any CodingKey] { [] }
+
+    var allKeys: [Key] {
+        decoder.layout.result.columns.compactMap { Key(stringValue: $0.name) }
+    }
+
+    /// A missing column counts as absent, so optional properties may be left out of a SELECT.
+    func contains(_ key: Key) -> Bool { decoder.layout.columnIndex(for: key.stringValue) != nil }
+
+    func decodeNil(forKey key: Key) throws -> Bool { try decoder.cell(for: key, Any.self).bytes == nil }
+
+    func decode<T: Decodable>(_: T.Type, forKey key: Key) throws -> T {
+        try decoder.cell(for: key, T.self).decode(T.self)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy _: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        try CellDecoder(cell: decoder.cell(for: key, NestedKey.self)).container(keyedBy: NestedKey.self)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try CellDecoder(cell: decoder.cell(for: key, [Any].self)).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder { decoder }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        CellDecoder(cell: try decoder.cell(for: key, Any.self))
+    }
+}

@@ -1,0 +1,96 @@
+/// Encodes a struct into the column/value pairs of a row.
+///
+/// Scalars (numbers, strings, `Bool`, `Date`, `UUID`, `Data`, `Decimal`, enums over them) become
+/// parameters of their own type; arrays of scalars become PostgreSQL arrays; nested structs,
+/// dictionaries and arrays of structs become `jsonb`. `nil` is written as NULL, never skipped.
+public struct RowEncoder: Sendable {
+    /// How property names become column names.
+    public var naming: ColumnNaming
+
+    /// An encoder that names columns with `naming`.
+    public init(naming: ColumnNaming = .snakeCase) {
+        self.naming = naming
+    }
+
+    /// The columns and values of `value`, in property order.
+    public func encode(_ value: some Encodable) throws -> [(column: String, value: SQLValue)] {
+        let storage = RowStorage(naming: naming)
+        try value.encode(to: RowEncoding(storage: storage))
+        return storage.columns
+    }
+}
+
+private final class RowStorage {
+    let naming: ColumnNaming
+    var columns: [(column: String, value: SQLValue)] = []
+    init(naming: ColumnNaming) { self.naming = naming }
+
+    func set(_ key: some CodingKey, _ value: SQLValue) {
+        let name = naming.columnName(key.stringValue)
+        if let index = columns.firstIndex(where: { $0.column == name }) {
+            columns[index].value = value
+        } else {
+            columns.append((name, value))
+        }
+    }
+}
+
+private struct RowEncoding: Encoder {
+    let storage: RowStorage
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy _: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(RowEncodingContainer<Key>(storage: storage))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        ScalarEncoding.Unsupported<ScalarEncoding.AnyKey>(reason: "a row must be a struct with named properties")
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        ScalarEncoding.Unsupported<ScalarEncoding.AnyKey>(reason: "a row must be a struct with named properties")
+    }
+}
+
+private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let storage: RowStorage
+    var codingPath: [any CodingKey] { [] }
+
+    mutating func encodeNil(forKey key: Key) throws { storage.set(key, .null) }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        storage.set(key, try ScalarEncoding.sqlValue(for: value))
+    }
+
+    // Synthesized `Encodable` skips nil optionals via `encodeIfPresent`; a row must say NULL.
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        guard let value else { return storage.set(key, .null) }
+        try encode(value, forKey: key)
+    }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { storage.set(key, value.sqlValue) }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy _: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(ScalarEncoding.Unsupported<NestedKey>(reason: "use a Codable property type for nested values"))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        ScalarEncoding.Unsupported<Key>(reason: "use a Codable property type for nested values")
+    }
+
+    mutating func superEncoder() -> any Encoder { RowEncoding(storage: storage) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { RowEncoding(storage: storage) }
+}

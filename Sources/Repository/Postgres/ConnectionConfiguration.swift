@@ -1,0 +1,177 @@
+internal import CPostgres
+public import Foundation
+
+/// Where and how to connect to PostgreSQL.
+///
+/// Accepts everything libpq accepts — a `postgres://` or `postgresql://` URL (a unix socket is
+/// `?host=/path/to/dir`), or a `key=value` conninfo string — and validates it up front.
+/// The password is kept out of every description, mirror and error message.
+public struct ConnectionConfiguration: Sendable {
+    /// The URL or conninfo string as given. Private because it may hold a password.
+    private let connectionString: String
+    /// The password found in `connectionString`, kept only to scrub it from messages.
+    private let password: String?
+    /// Keyword overrides applied after the connection string (later keywords win in libpq).
+    private var overrides: [(key: String, value: String)] = []
+
+    /// The `application_name` reported to the server, unless the connection string sets one.
+    public var applicationName: String = "swift-repository"
+    /// Seconds to wait for a connection before giving up, unless the connection string sets it.
+    public var connectTimeout: Int = 10
+
+    /// A configuration from a `postgres://user:password@host:port/database?sslmode=...` URL.
+    /// - Throws: ``PostgresError`` with kind ``PostgresError/Kind/invalidConfiguration`` when libpq rejects it.
+    public init(url: String) throws {
+        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+            throw PostgresError(.invalidConfiguration, "a database URL must start with postgres:// or postgresql://")
+        }
+        try self.init(validating: url, password: Self.password(inURL: url))
+    }
+
+    /// A configuration from a libpq conninfo string such as `host=/tmp dbname=app user=me`.
+    public init(conninfo: String) throws {
+        try self.init(validating: conninfo, password: Self.password(inConninfo: conninfo))
+    }
+
+    /// The configuration the environment gives: `DATABASE_URL` when set (a URL or a conninfo
+    /// string), otherwise libpq's own `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`… variables.
+    public static func environment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ConnectionConfiguration {
+        guard let value = environment["DATABASE_URL"], !value.isEmpty else {
+            return try ConnectionConfiguration(conninfo: "")
+        }
+        return value.contains("://") ? try ConnectionConfiguration(url: value) : try ConnectionConfiguration(conninfo: value)
+    }
+
+    private init(validating string: String, password: String?) throws {
+        self.connectionString = string
+        self.password = password
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(string, &error) else {
+            let message = error.map { String(cString: $0) } ?? "invalid connection string"
+            PQfreemem(error)
+            throw PostgresError(.invalidConfiguration, Self.scrub(message, password: password))
+        }
+        PQconninfoFree(options)
+    }
+
+    /// A configuration from keyword/value pairs that need no validation (paths, numbers, names).
+    init(parameters: [(key: String, value: String)]) {
+        self.connectionString = ""
+        self.password = nil
+        self.overrides = parameters
+    }
+
+    /// A copy that connects to another database on the same server.
+    public func database(_ name: String) -> ConnectionConfiguration {
+        overriding("dbname", name)
+    }
+
+    /// A copy that connects as another role.
+    public func user(_ name: String, password: String? = nil) -> ConnectionConfiguration {
+        var copy = overriding("user", name)
+        copy.overrides.append(("password", password ?? ""))
+        return copy
+    }
+
+    func overriding(_ key: String, _ value: String) -> ConnectionConfiguration {
+        var copy = self
+        copy.overrides.removeAll { $0.key == key }
+        copy.overrides.append((key, value))
+        return copy
+    }
+
+    /// Keyword/value pairs for `PQconnectdbParams` with `expand_dbname = 1`: defaults first,
+    /// then the connection string (expanded in place of `dbname`), then overrides.
+    func connectParameters(keepalives: Bool = true) -> [(key: String, value: String)] {
+        var parameters: [(key: String, value: String)] = [
+            ("fallback_application_name", applicationName),
+            ("connect_timeout", String(connectTimeout)),
+        ]
+        if keepalives {
+            parameters += [("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3")]
+        }
+        parameters.append(("dbname", connectionString))
+        return parameters + overrides
+    }
+
+    /// Replaces any occurrence of this configuration's password in `message` with `***`.
+    func redact(_ message: String) -> String {
+        var message = Self.scrub(message, password: password)
+        for (key, value) in overrides where key == "password" {
+            message = Self.scrub(message, password: value)
+        }
+        return message
+    }
+
+    private static func scrub(_ message: String, password: String?) -> String {
+        guard let password, !password.isEmpty else { return message }
+        var scrubbed = message.replacingOccurrences(of: password, with: "***")
+        if let decoded = password.removingPercentEncoding, decoded != password {
+            scrubbed = scrubbed.replacingOccurrences(of: decoded, with: "***")
+        }
+        return scrubbed
+    }
+
+    /// The password part of a URL's user-info, found without a URL parser so that even a
+    /// malformed URL can be scrubbed from error messages.
+    private static func password(inURL url: String) -> String? {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        let rest = url[schemeEnd.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        guard let at = authority.lastIndex(of: "@") else { return nil }
+        let userInfo = authority[..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { return nil }
+        return String(userInfo[userInfo.index(after: colon)...])
+    }
+
+    /// The value of `password=` in a conninfo string (quoted or not).
+    private static func password(inConninfo conninfo: String) -> String? {
+        guard let range = conninfo.range(of: #"(^|\s)password\s*=\s*('([^'\\]|\\.)*'|\S+)"#, options: .regularExpression) else {
+            return nil
+        }
+        let assignment = conninfo[range]
+        guard let equals = assignment.firstIndex(of: "=") else { return nil }
+        var value = assignment[assignment.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        if value.hasPrefix("'"), value.hasSuffix("'"), value.count >= 2 {
+            value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\'", with: "'")
+        }
+        return value
+    }
+}
+
+extension ConnectionConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// A URL-like summary with no password, e.g. `postgres://app@localhost:5432/app`.
+    public var description: String {
+        var target = described(connectionString)
+        for (key, value) in overrides {
+            switch key {
+            case "user": target.user = value
+            case "dbname": target.database = value
+            case "host": target.host = value
+            case "port": target.port = value
+            default: break
+            }
+        }
+        let user = target.user.map { "\($0)@" } ?? ""
+        let port = target.port.map { ":\($0)" } ?? ""
+        return "postgres://\(user)\(target.host ?? "default")\(port)/\(target.database ?? "")"
+    }
+
+    /// Same as ``description``: never shows the password.
+    public var debugDescription: String { "ConnectionConfiguration(\(description))" }
+
+    /// A mirror that shows the redacted description, so `dump` cannot reveal the password.
+    public var customMirror: Mirror { Mirror(self, children: ["target": description]) }
+
+    private func described(_ string: String) -> (user: String?, host: String?, port: String?, database: String?) {
+        guard let options = PQconninfoParse(string, nil) else { return (nil, nil, nil, nil) }
+        defer { PQconninfoFree(options) }
+        var fields: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { fields[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        return (fields["user"], fields["host"] ?? fields["hostaddr"], fields["port"], fields["dbname"])
+    }
+}

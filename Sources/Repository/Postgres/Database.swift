@@ -1,0 +1,169 @@
+import Synchronization
+
+/// A pool of connections to one PostgreSQL database, shared by concurrent tasks.
+///
+/// Connections open lazily up to ``maximumConnections``; a task that finds none free waits
+/// (cancellably) for one to come back. Broken connections are dropped, never reused.
+///
+/// ```swift
+/// let database = try Database(.environment())
+/// let rows = try await database.query("SELECT name FROM people WHERE id = $1", [42])
+/// ```
+public final class Database: Sendable {
+    /// Where the pool connects.
+    public let configuration: ConnectionConfiguration
+    /// The most connections the pool opens at once.
+    public let maximumConnections: Int
+
+    private let pool: Mutex<PoolState>
+
+    /// A pool over `configuration` that opens at most `maximumConnections` connections.
+    public init(_ configuration: ConnectionConfiguration, maximumConnections: Int = 8) {
+        precondition(maximumConnections > 0, "a pool needs at least one connection")
+        self.configuration = configuration
+        self.maximumConnections = maximumConnections
+        self.pool = Mutex(PoolState())
+    }
+
+    /// Runs `body` with a connection of its own, returned to the pool afterwards.
+    @discardableResult
+    public func withConnection<T>(_ body: (Connection) async throws -> T) async throws -> T {
+        let connection = try await acquire()
+        do {
+            let result = try await body(connection)
+            release(connection)
+            return result
+        } catch {
+            release(connection)
+            throw error
+        }
+    }
+
+    /// Runs one statement on a pooled connection.
+    ///
+    /// When the connection turns out to have been closed by the server while idle (a restart,
+    /// `pg_terminate_backend`), the statement — which was never sent — runs on a fresh one.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [any SQLValueConvertible] = []) async throws -> QueryResult {
+        let values = parameters.map(\.sqlValue)
+        do {
+            return try await withConnection { try await $0.query(sql, values: values) }
+        } catch let error as PostgresError where error.kind == .connectionLost && error.statementWasNotSent {
+            return try await withConnection { try await $0.query(sql, values: values) }
+        }
+    }
+
+    /// Closes idle connections and refuses new work; connections in use close when returned.
+    public func close() {
+        // Idle connections close as their last reference goes with the pool's list.
+        let waiters = pool.withLock { state in
+            state.isClosed = true
+            state.idle.removeAll()
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: PostgresError(.closed, "the database pool is closed")) }
+    }
+
+    // MARK: - Checking connections out and in
+
+    private func acquire() async throws -> Connection {
+        let id = pool.withLock { state in state.nextWaiterID += 1; return state.nextWaiterID }
+        let granted: Connection? = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let decision = pool.withLock { state in state.checkOut(id, continuation, limit: maximumConnections) }
+                switch decision {
+                case .use(let connection): continuation.resume(returning: connection)
+                case .open: continuation.resume(returning: nil)
+                case .fail(let error): continuation.resume(throwing: error)
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            pool.withLock { $0.removeWaiter(id) }?.resume(throwing: CancellationError())
+        }
+        if let granted {
+            return granted
+        }
+        do {
+            return try await Connection.connect(configuration)
+        } catch {
+            // The slot we reserved is free again: let a waiter try to open it.
+            pool.withLock { $0.returnSlot() }?.resume(returning: nil)
+            throw error
+        }
+    }
+
+    private func release(_ connection: Connection) {
+        let reusable = connection.isReusable.load(ordering: .relaxed)
+        if reusable { connection.needsLivenessCheck.store(true, ordering: .relaxed) }
+        let handOff = pool.withLock { state in state.checkIn(reusable ? connection : nil) }
+        switch handOff {
+        case .toWaiter(let waiter, let connection): waiter.resume(returning: connection)
+        case .none: break
+        }
+    }
+}
+
+/// The pool's bookkeeping, only ever touched under its lock.
+private struct PoolState {
+    struct Waiter {
+        let id: Int
+        let continuation: CheckedContinuation<Connection?, any Error>
+    }
+
+    enum CheckOut {
+        case use(Connection), open, wait, fail(PostgresError)
+    }
+
+    enum CheckIn {
+        /// Resume this waiter with the connection, or with nil: "open one yourself".
+        case toWaiter(CheckedContinuation<Connection?, any Error>, Connection?)
+        case none
+    }
+
+    var idle: [Connection] = []
+    var openCount = 0
+    var waiters: [Waiter] = []
+    var nextWaiterID = 0
+    var isClosed = false
+
+    mutating func checkOut(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, limit: Int) -> CheckOut {
+        if isClosed { return .fail(PostgresError(.closed, "the database pool is closed")) }
+        if let connection = idle.popLast() { return .use(connection) }
+        if openCount < limit {
+            openCount += 1
+            return .open
+        }
+        waiters.append(Waiter(id: id, continuation: continuation))
+        return .wait
+    }
+
+    mutating func checkIn(_ connection: Connection?) -> CheckIn {
+        guard let connection, !isClosed else {
+            // Broken or closing: the connection goes, its slot frees up.
+            openCount -= 1
+            return returnSlotToWaiter()
+        }
+        if !waiters.isEmpty { return .toWaiter(waiters.removeFirst().continuation, connection) }
+        idle.append(connection)
+        return .none
+    }
+
+    mutating func returnSlot() -> CheckedContinuation<Connection?, any Error>? {
+        openCount -= 1
+        if case .toWaiter(let waiter, _) = returnSlotToWaiter() { return waiter }
+        return nil
+    }
+
+    private mutating func returnSlotToWaiter() -> CheckIn {
+        guard !isClosed, !waiters.isEmpty else { return .none }
+        openCount += 1
+        return .toWaiter(waiters.removeFirst().continuation, nil)
+    }
+
+    mutating func removeWaiter(_ id: Int) -> CheckedContinuation<Connection?, any Error>? {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+        return waiters.remove(at: index).continuation
+    }
+}

@@ -1,0 +1,96 @@
+/// An error reported by PostgreSQL or by the connection to it.
+///
+/// Server errors carry the SQLSTATE and the diagnostic fields the server sent; every error
+/// carries the statement it concerns when there is one. No message ever contains a password.
+public struct PostgresError: Error, Sendable, Hashable {
+    /// What went wrong, broadly.
+    public enum Kind: Sendable, Hashable {
+        /// The connection string or URL is malformed.
+        case invalidConfiguration
+        /// The connection could not be established (server down, wrong host, authentication…).
+        case connectionFailed
+        /// The connection broke while in use (server shut down, backend terminated, network).
+        case connectionLost
+        /// The server rejected a statement; see ``PostgresError/sqlState``.
+        case server
+        /// A parameter could not be sent (for example a string containing a NUL character).
+        case invalidParameter
+        /// The pool or connection was closed.
+        case closed
+    }
+
+    /// What went wrong, broadly.
+    public var kind: Kind
+    /// The primary message: the server's, or libpq's, or this library's.
+    public var message: String
+    /// The five-character SQLSTATE code (`23505` for a unique violation), for server errors.
+    public var sqlState: String?
+    /// The server's severity (`ERROR`, `FATAL`, …), for server errors.
+    public var severity: String?
+    /// Secondary detail from the server, such as the conflicting key.
+    public var detail: String?
+    /// The server's suggestion for fixing the problem.
+    public var hint: String?
+    /// The 1-based character offset of the error in ``statement``, for syntax errors.
+    public var position: Int?
+    /// The statement that failed, if any.
+    public var statement: String?
+    /// The schema, table, column and constraint the server named, if any.
+    public var schema: String?, table: String?, column: String?, constraint: String?
+    /// Whether the statement certainly never reached the server, so running it again cannot
+    /// apply it twice.
+    public var statementWasNotSent: Bool = false
+
+    /// Creates an error of `kind` with `message`.
+    public init(_ kind: Kind, _ message: String, statement: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.statement = statement
+    }
+}
+
+extension PostgresError {
+    /// Well-known SQLSTATE codes.
+    public enum Code {
+        /// `23505`: a unique constraint was violated.
+        public static let uniqueViolation = "23505"
+        /// `23503`: a foreign key constraint was violated.
+        public static let foreignKeyViolation = "23503"
+        /// `23502`: NULL was written into a NOT NULL column.
+        public static let notNullViolation = "23502"
+        /// `23514`: a check constraint was violated.
+        public static let checkViolation = "23514"
+        /// `42601`: a syntax error.
+        public static let syntaxError = "42601"
+        /// `42P01`: the table does not exist.
+        public static let undefinedTable = "42P01"
+        /// `42703`: the column does not exist.
+        public static let undefinedColumn = "42703"
+        /// `40001`: a serialization failure; retry the transaction.
+        public static let serializationFailure = "40001"
+        /// `40P01`: a deadlock was detected; retry the transaction.
+        public static let deadlockDetected = "40P01"
+        /// `57P01`: the server is shutting down or the backend was terminated.
+        public static let adminShutdown = "57P01"
+        /// `28P01`: the password was wrong.
+        public static let invalidPassword = "28P01"
+        /// `55P03`: a lock could not be acquired in time.
+        public static let lockNotAvailable = "55P03"
+        /// `57014`: the statement was cancelled (timeout or request).
+        public static let queryCanceled = "57014"
+    }
+}
+
+extension PostgresError: CustomStringConvertible {
+    /// One line for logs: kind, SQLSTATE, message, detail and hint, plus where a syntax error is.
+    public var description: String {
+        var text = sqlState.map { "\(message) (SQLSTATE \($0))" } ?? message
+        if let detail { text += " — \(detail)" }
+        if let hint { text += " Hint: \(hint)" }
+        if let statement {
+            let excerpt = statement.count > 200 ? String(statement.prefix(200)) + "…" : statement
+            text += position.map { " [at character \($0) of: \(excerpt)]" } ?? " [in: \(excerpt)]"
+        }
+        return text
+    }
+}

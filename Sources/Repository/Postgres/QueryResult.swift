@@ -1,0 +1,83 @@
+/// The rows a statement returned, copied out of libpq into one buffer.
+///
+/// Cells keep PostgreSQL's binary format; decode them with ``Row/decode(_:column:)`` or whole
+/// rows into `Decodable` structs with ``decode(_:columns:)``.
+public struct QueryResult: Sendable, RandomAccessCollection {
+    /// A result column: its name and PostgreSQL type.
+    public struct Column: Sendable, Hashable {
+        /// The column's name as the server reports it.
+        public let name: String
+        /// The column's PostgreSQL type.
+        public let type: PostgresType
+    }
+
+    /// The columns, in order.
+    public let columns: [Column]
+    /// The command tag, such as `INSERT 0 1` or `SELECT 3`.
+    public let commandTag: String
+    /// The number of rows the command affected (inserted, updated, deleted or selected).
+    public let affectedRows: Int
+
+    /// Every cell's bytes, row by row; a cell is a range into it, or nil for NULL.
+    let storage: [UInt8]
+    let cells: [Range<Int>?]
+
+    init(columns: [Column], storage: [UInt8], cells: [Range<Int>?], commandTag: String, affectedRows: Int) {
+        self.columns = columns
+        self.storage = storage
+        self.cells = cells
+        self.commandTag = commandTag
+        self.affectedRows = affectedRows
+    }
+
+    /// The first row's index.
+    public var startIndex: Int { 0 }
+    /// One past the last row's index.
+    public var endIndex: Int { columns.isEmpty ? 0 : cells.count / columns.count }
+    /// The row at `index`.
+    public subscript(index: Int) -> Row { Row(result: self, index: index) }
+
+    /// Every row decoded as `type`, properties matched to columns by `columns`.
+    public func decode<T: Decodable>(_ type: T.Type, columns naming: ColumnNaming = .snakeCase) throws -> [T] {
+        let layout = ColumnLayout(result: self, naming: naming)
+        return try map { try T(from: RowDecoder(row: $0, layout: layout)) }
+    }
+
+    func cell(row: Int, column: Int) -> Cell {
+        let info = columns[column]
+        let range = cells[row * columns.count + column]
+        return Cell(column: info.name, type: info.type, bytes: range.map { storage[$0] })
+    }
+}
+
+/// One row of a ``QueryResult``.
+public struct Row: Sendable {
+    let result: QueryResult
+    /// The row's position in its result.
+    public let index: Int
+
+    /// The row decoded as `type`, properties matched to columns by `columns`.
+    public func decode<T: Decodable>(_ type: T.Type, columns naming: ColumnNaming = .snakeCase) throws -> T {
+        try T(from: RowDecoder(row: self, layout: ColumnLayout(result: result, naming: naming)))
+    }
+
+    /// One column's value decoded as `type`.
+    /// - Throws: ``ColumnDecodingError`` when there is no such column or its value does not fit.
+    public func decode<T: Decodable>(_ type: T.Type, column name: String) throws -> T {
+        guard let column = result.columns.firstIndex(where: { $0.name == name }) else {
+            throw ColumnDecodingError(column: name, swiftType: T.self, postgresType: nil, reason: .missingColumn)
+        }
+        return try decode(type, at: column)
+    }
+
+    /// The value of the column at `column` (0-based) decoded as `type`.
+    public func decode<T: Decodable>(_ type: T.Type, at column: Int) throws -> T {
+        try result.cell(row: index, column: column).decode(type)
+    }
+
+    /// Whether the named column is NULL in this row (false when there is no such column).
+    public func isNull(_ column: String) -> Bool {
+        guard let index = result.columns.firstIndex(where: { $0.name == column }) else { return false }
+        return result.cell(row: self.index, column: index).bytes == nil
+    }
+}

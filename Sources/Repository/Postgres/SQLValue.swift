@@ -1,0 +1,106 @@
+public import Foundation
+
+/// A statement parameter as it travels to PostgreSQL.
+///
+/// Text values are sent with an unspecified type so the server infers it from context
+/// (`$1` compared with a `bigint` column is read as a `bigint`, inserted into `jsonb` is parsed
+/// as JSON); bytes are sent in binary as `bytea`. Values never become part of the SQL text.
+public enum SQLValue: Sendable, Hashable {
+    /// SQL `NULL`.
+    case null
+    /// A value in PostgreSQL's text format; the server infers its type.
+    case text(String)
+    /// Raw bytes, sent in binary as `bytea`.
+    case bytes([UInt8])
+}
+
+/// A Swift value that can be sent as a statement parameter.
+public protocol SQLValueConvertible: Sendable {
+    /// This value as a statement parameter.
+    var sqlValue: SQLValue { get }
+}
+
+extension SQLValue: SQLValueConvertible {
+    /// The value itself.
+    public var sqlValue: SQLValue { self }
+}
+
+extension SQLValue {
+    /// A `jsonb`/`json` parameter holding `value` encoded as JSON.
+    public static func json(_ value: some Encodable) throws -> SQLValue {
+        .text(String(decoding: try JSONCoding.encoder.encode(value), as: UTF8.self))
+    }
+}
+
+extension String: SQLValueConvertible {
+    /// The string as text.
+    public var sqlValue: SQLValue { .text(self) }
+}
+
+extension Substring: SQLValueConvertible {
+    /// The substring as text.
+    public var sqlValue: SQLValue { .text(String(self)) }
+}
+
+extension Bool: SQLValueConvertible {
+    /// `t` or `f`.
+    public var sqlValue: SQLValue { .text(self ? "t" : "f") }
+}
+
+extension SQLValueConvertible where Self: BinaryInteger {
+    /// The integer in decimal.
+    public var sqlValue: SQLValue { .text(String(self)) }
+}
+
+extension Int: SQLValueConvertible {}
+extension Int8: SQLValueConvertible {}
+extension Int16: SQLValueConvertible {}
+extension Int32: SQLValueConvertible {}
+extension Int64: SQLValueConvertible {}
+extension UInt: SQLValueConvertible {}
+extension UInt8: SQLValueConvertible {}
+extension UInt16: SQLValueConvertible {}
+extension UInt32: SQLValueConvertible {}
+extension UInt64: SQLValueConvertible {}
+
+extension SQLValueConvertible where Self: BinaryFloatingPoint & LosslessStringConvertible {
+    /// The shortest decimal that reads back as the same value; `Infinity`, `-Infinity`, `NaN`.
+    public var sqlValue: SQLValue {
+        if isNaN { return .text("NaN") }
+        if isInfinite { return .text(self < 0 ? "-Infinity" : "Infinity") }
+        return .text(description)
+    }
+}
+
+extension Double: SQLValueConvertible {}
+extension Float: SQLValueConvertible {}
+
+extension Decimal: SQLValueConvertible {
+    /// The decimal in PostgreSQL `numeric` syntax.
+    public var sqlValue: SQLValue { .text(isNaN ? "NaN" : description) }
+}
+
+extension UUID: SQLValueConvertible {
+    /// The canonical lowercase form.
+    public var sqlValue: SQLValue { .text(uuidString.lowercased()) }
+}
+
+extension Date: SQLValueConvertible {
+    /// An ISO-8601 `timestamptz` in UTC with microseconds.
+    public var sqlValue: SQLValue { .text(TimestampFormat.string(from: self)) }
+}
+
+extension Data: SQLValueConvertible {
+    /// The bytes as `bytea`.
+    public var sqlValue: SQLValue { .bytes([UInt8](self)) }
+}
+
+extension Optional: SQLValueConvertible where Wrapped: SQLValueConvertible {
+    /// `NULL` for `nil`, else the wrapped value.
+    public var sqlValue: SQLValue { self?.sqlValue ?? .null }
+}
+
+extension Array: SQLValueConvertible where Element: SQLValueConvertible {
+    /// A one-dimensional PostgreSQL array literal such as `{"a","b",NULL}`.
+    public var sqlValue: SQLValue { .text(ArrayLiteral.string(from: map(\.sqlValue))) }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Repository
+import Testing
+
+@Suite("Connection configuration")
+struct ConnectionConfigurationTests {
+    @Test("a URL is described without its password, everywhere")
+    func redactsPassword() throws {
+        let configuration = try ConnectionConfiguration(url: "postgres://ada:s3cr%3At@db.example:6543/books?sslmode=disable")
+        #expect(configuration.description == "postgres://ada@db.example:6543/books")
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in [configuration.description, String(reflecting: configuration), "\(configuration)", dumped] {
+            #expect(!text.contains("s3cr"), "password leaked in: \(text)")
+        }
+    }
+
+    @Test("a unix socket directory is a host query item")
+    func unixSocket() throws {
+        let configuration = try ConnectionConfiguration(url: "postgresql:///app?host=/var/run/postgresql&user=me")
+        #expect(configuration.description == "postgres://me@/var/run/postgresql/app")
+    }
+
+    @Test("a malformed URL is rejected without echoing the password")
+    func malformedURL() throws {
+        let error = #expect(throws: PostgresError.self) {
+            try ConnectionConfiguration(url: "postgres://ada:hunter2@host/db?sslmode=%zz")
+        }
+        #expect(error?.kind == .invalidConfiguration)
+        #expect(!(error.map { "\($0)" } ?? "").contains("hunter2"))
+        #expect(throws: PostgresError.self) { try ConnectionConfiguration(url: "mysql://x") }
+    }
+
+    @Test("conninfo strings with quoted passwords are redacted too")
+    func conninfo() throws {
+        let configuration = try ConnectionConfiguration(conninfo: "host=localhost port=5433 user=bob password='it\\'s secret' dbname=x")
+        #expect(configuration.description == "postgres://bob@localhost:5433/x")
+        #expect(!String(reflecting: configuration).contains("secret"))
+    }
+
+    @Test("the environment: DATABASE_URL first, else libpq's PG variables")
+    func environment() throws {
+        let fromURL = try ConnectionConfiguration.environment(["DATABASE_URL": "postgres://u@h:1/d"])
+        #expect(fromURL.description == "postgres://u@h:1/d")
+        let fromConninfo = try ConnectionConfiguration.environment(["DATABASE_URL": "host=/tmp dbname=z"])
+        #expect(fromConninfo.description.hasSuffix("/tmp/z"))
+        #expect(throws: Never.self) { try ConnectionConfiguration.environment([:]) }
+    }
+
+    @Test("overrides change database and user in the description")
+    func overrides() throws {
+        let base = try ConnectionConfiguration(url: "postgres://u:pw@h:1/d")
+        #expect(base.database("other").description == "postgres://u@h:1/other")
+        #expect(base.user("v", password: "pw2").description == "postgres://v@h:1/d")
+    }
+
+    @Test("identifiers are quoted, embedded quotes doubled")
+    func identifiers() {
+        #expect(SQLIdentifier.quoted("people") == "\"people\"")
+        #expect(SQLIdentifier.quoted("we\"ird; DROP") == "\"we\"\"ird; DROP\"")
+        #expect(SQLIdentifier.quoted(qualified: "public.people") == "\"public\".\"people\"")
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Repository
+
+/// The PostgreSQL server the tests use: `DATABASE_URL` when set, else one throwaway local
+/// server per test process (with TCP, for password tests), started on first use.
+enum TestServer {
+    struct Target: Sendable {
+        let admin: ConnectionConfiguration
+        let local: LocalServer?
+    }
+
+    static let shared = Task<Target, any Error> {
+        if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil {
+            return Target(admin: try .environment(), local: nil)
+        }
+        let server = try await LocalServer.start(.throwaway, tcpPort: 0)
+        return Target(admin: server.configuration, local: server)
+    }
+
+    static let admin = Task<Database, any Error> {
+        Database(try await shared.value.admin, maximumConnections: 2)
+    }
+
+    /// A new, empty database for one suite, so suites can run in parallel.
+    static func makeDatabase(_ label: String = #fileID, maximumConnections: Int = 8) async throws -> Database {
+        Database(try await makeDatabaseConfiguration(label), maximumConnections: maximumConnections)
+    }
+
+    static func makeDatabaseConfiguration(_ label: String = #fileID) async throws -> ConnectionConfiguration {
+        let slug = label.lowercased().filter { $0.isLetter || $0.isNumber }.suffix(30)
+        let name = "test_\(slug)_\(UInt32.random(in: 0...UInt32.max))"
+        try await admin.value.withConnection { try await $0.execute(script: "CREATE DATABASE \(SQLIdentifier.quoted(name))") }
+        return try await shared.value.admin.database(name)
+    }
+}
+
+/// Waits until `condition` holds, polling, or fails after `timeout`.
+func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
