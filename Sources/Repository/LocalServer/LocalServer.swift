@@ -91,9 +91,14 @@ public final class LocalServer: Sendable {
     /// directory is deleted.
     public func stop() async throws {
         let binaries = try ServerBinaries.locate()
-        if processID != nil {
+        if let pid = processID {
             let shutdown = mode == .throwaway ? "immediate" : "fast"
             _ = try await ShellCommand.run(binaries.pgCtl, ["-D", dataDirectory, "-m", shutdown, "-w", "-t", "60", "stop"])
+            // pg_ctl returns once the pid file is gone; the postmaster may still be exiting.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while kill(pid, 0) == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
         }
         if mode == .throwaway {
             try? FileManager.default.removeItem(atPath: directory)

@@ -136,9 +136,10 @@ public actor Connection {
 
     private static func isAlive(_ pg: OpaquePointer) -> Bool {
         var descriptor = pollfd(fd: PQsocket(pg), events: Int16(POLLIN), revents: 0)
-        // Nothing should arrive on an idle connection; anything readable is an error or EOF.
-        if poll(&descriptor, 1, 0) > 0 {
-            _ = PQconsumeInput(pg)
+        // Nothing should arrive on an idle connection; anything readable is a termination
+        // message, then EOF — which libpq notices only on the read after the message.
+        for _ in 0..<4 where poll(&descriptor, 1, 0) > 0 {
+            if PQconsumeInput(pg) == 0 { return false }
         }
         return PQstatus(pg) == CONNECTION_OK
     }

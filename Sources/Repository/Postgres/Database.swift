@@ -75,7 +75,7 @@ public final class Database: Sendable {
                 switch decision {
                 case .use(let connection): continuation.resume(returning: connection)
                 case .open: continuation.resume(returning: nil)
-                case .fail(let error): continuation.resume(throwing: error)
+                case .fail(let error): continuation.resume(throwing: error ?? CancellationError())
                 case .wait: break
                 }
             }
@@ -113,7 +113,8 @@ private struct PoolState {
     }
 
     enum CheckOut {
-        case use(Connection), open, wait, fail(PostgresError)
+        /// Fail with this error, or with `CancellationError` when nil.
+        case use(Connection), open, wait, fail((any Error)?)
     }
 
     enum CheckIn {
@@ -135,6 +136,9 @@ private struct PoolState {
             openCount += 1
             return .open
         }
+        // Cancellation sets the flag before running the cancel handler, which takes this lock:
+        // checking here means a waiter cancelled before it queued is never left behind.
+        if Task.isCancelled { return .fail(nil) }
         waiters.append(Waiter(id: id, continuation: continuation))
         return .wait
     }

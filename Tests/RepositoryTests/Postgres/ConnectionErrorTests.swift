@@ -1,0 +1,67 @@
+import Foundation
+import Repository
+import Testing
+
+@Suite("Connection errors")
+struct ConnectionErrorTests {
+    @Test("an unreachable server is a connection error naming the target, not a hang")
+    func unreachable() async throws {
+        let configuration = try ConnectionConfiguration(url: "postgres://ada:topsecret@127.0.0.1:1/nowhere?connect_timeout=5")
+        let error = await #expect(throws: PostgresError.self) { try await Connection.connect(configuration) }
+        #expect(error?.kind == .connectionFailed)
+        #expect(error?.message.contains("127.0.0.1") == true)
+        #expect(!(error.map { "\($0)" } ?? "").contains("topsecret"))
+    }
+
+    @Test("a server that is down (no socket) is a connection error")
+    func serverDown() async throws {
+        let configuration = try ConnectionConfiguration(conninfo: "host=/nonexistent/socket/dir dbname=x")
+        let error = await #expect(throws: PostgresError.self) { try await Database(configuration).query("SELECT 1") }
+        #expect(error?.kind == .connectionFailed)
+    }
+
+    @Test("a wrong password is refused, and the password appears nowhere in the error")
+    func wrongPassword() async throws {
+        let target = try await TestServer.shared.value
+        let role = "r_\(UInt32.random(in: 0...UInt32.max))"
+        try await TestServer.admin.value.query("SELECT 1")
+        try await TestServer.admin.value.withConnection {
+            try await $0.execute(script: "CREATE ROLE \(SQLIdentifier.quoted(role)) LOGIN PASSWORD 'right-password'")
+        }
+        let wrong = "wr0ng-Pa$$word"
+        let configuration = try target.local.map {
+            try ConnectionConfiguration(url: "postgres://\(role):\(wrong.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)@127.0.0.1:\($0.port)/postgres")
+        } ?? target.admin.user(role, password: wrong)
+        let error = await #expect(throws: PostgresError.self) { try await Connection.connect(configuration) }
+        #expect(error?.kind == .connectionFailed)
+        #expect(error?.message.contains("password authentication failed") == true)
+        let text = error.map { "\($0) \(String(reflecting: $0))" } ?? ""
+        #expect(!text.contains(wrong) && !text.contains("wr0ng"))
+    }
+
+    @Test("a syntax error carries SQLSTATE 42601 and the position")
+    func syntaxError() async throws {
+        let database = try await TestServer.makeDatabase()
+        let error = await #expect(throws: PostgresError.self) { try await database.query("SELECT 1 FROM WHERE") }
+        #expect(error?.kind == .server)
+        #expect(error?.sqlState == PostgresError.Code.syntaxError)
+        #expect(error?.position == 15)
+        #expect(error?.statement == "SELECT 1 FROM WHERE")
+    }
+
+    @Test("a unique violation carries SQLSTATE 23505, the constraint and the detail")
+    func uniqueViolation() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.query("CREATE TABLE people (id int PRIMARY KEY, email text CONSTRAINT people_email_key UNIQUE)")
+        try await database.query("INSERT INTO people VALUES ($1, $2)", [1, "ada@example.com"])
+        let error = await #expect(throws: PostgresError.self) {
+            try await database.query("INSERT INTO people VALUES ($1, $2)", [2, "ada@example.com"])
+        }
+        #expect(error?.sqlState == PostgresError.Code.uniqueViolation)
+        #expect(error?.constraint == "people_email_key")
+        #expect(error?.table == "people")
+        #expect(error?.detail?.contains("already exists") == true)
+        let count = try await database.query("SELECT count(*) FROM people")[0].decode(Int.self, at: 0)
+        #expect(count == 1)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Repository
+import Testing
+
+@Suite("Connection")
+struct ConnectionTests {
+    let database: Database
+
+    init() async throws {
+        database = try await TestServer.makeDatabase(maximumConnections: 1)
+    }
+
+    @Test("repeated SQL is prepared once per connection and reused")
+    func preparedStatementReuse() async throws {
+        let sql = "SELECT $1::int + 1 AS next"
+        let counts = try await database.withConnection { connection in
+            var results: [Int] = []
+            for value in 1...3 {
+                results.append(try await connection.query(sql, [value])[0].decode(Int.self, column: "next"))
+            }
+            let prepared = try await connection.query("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [sql])
+            return (results, try prepared[0].decode(Int.self, at: 0))
+        }
+        #expect(counts.0 == [2, 3, 4])
+        #expect(counts.1 == 1)
+    }
+
+    @Test("a prepared statement invalidated by a schema change is prepared again")
+    func stalePlan() async throws {
+        try await database.query("CREATE TABLE t (a int)")
+        try await database.query("INSERT INTO t VALUES (1)")
+        #expect(try await database.query("SELECT * FROM t").columns.count == 1)
+        try await database.query("ALTER TABLE t ADD COLUMN b int")
+        #expect(try await database.query("SELECT * FROM t").columns.count == 2)
+    }
+
+    @Test("a transaction commits when its body returns")
+    func commit() async throws {
+        try await database.query("CREATE TABLE accounts (id int PRIMARY KEY, balance int)")
+        try await database.transaction { connection in
+            try await connection.query("INSERT INTO accounts VALUES (1, 100)")
+            try await connection.query("INSERT INTO accounts VALUES (2, 0)")
+        }
+        #expect(try await database.query("SELECT sum(balance) FROM accounts")[0].decode(Int.self, at: 0) == 100)
+    }
+
+    @Test("a transaction rolls back when its body throws, and the error comes through")
+    func rollback() async throws {
+        struct Abort: Error {}
+        try await database.query("CREATE TABLE items (id int PRIMARY KEY)")
+        await #expect(throws: Abort.self) {
+            try await database.transaction { connection in
+                try await connection.query("INSERT INTO items VALUES (1)")
+                throw Abort()
+            }
+        }
+        #expect(try await database.query("SELECT count(*) FROM items")[0].decode(Int.self, at: 0) == 0)
+        // The connection went back to the pool clean: the next transaction works.
+        try await database.transaction { try await $0.query("INSERT INTO items VALUES (2)") }
+        #expect(try await database.query("SELECT count(*) FROM items")[0].decode(Int.self, at: 0) == 1)
+    }
+
+    @Test("a failure caught inside a transaction makes COMMIT throw instead of passing silently")
+    func swallowedFailure() async throws {
+        try await database.query("CREATE TABLE items (id int PRIMARY KEY)")
+        let error = await #expect(throws: PostgresError.self) {
+            try await database.transaction { connection in
+                try await connection.query("INSERT INTO items VALUES (1)")
+                _ = try? await connection.query("INSERT INTO items VALUES (1)")
+            }
+        }
+        #expect(error?.sqlState == "25P02")
+        #expect(try await database.query("SELECT count(*) FROM items")[0].decode(Int.self, at: 0) == 0)
+    }
+
+    @Test("a terminated backend is reported as lost, and the pool replaces it")
+    func terminatedBackend() async throws {
+        let pid = try await database.query("SELECT pg_backend_pid()")[0].decode(Int32.self, at: 0)
+        // While idle in the pool: the next statement runs on a fresh connection, transparently.
+        try await TestServer.admin.value.query("SELECT pg_terminate_backend($1::int, 10000)", [pid])
+        _ = try await eventually { try await TestServer.admin.value.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [pid]).isEmpty }
+        let next = try await database.query("SELECT pg_backend_pid()")[0].decode(Int32.self, at: 0)
+        #expect(next != pid)
+        // While in use: the statement's error says the connection was lost.
+        let error = await #expect(throws: PostgresError.self) {
+            try await database.withConnection { connection in
+                try await TestServer.admin.value.query("SELECT pg_terminate_backend($1::int, 10000)", [next])
+                _ = try await eventually { try await TestServer.admin.value.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [next]).isEmpty }
+                try await connection.query("SELECT 1")
+            }
+        }
+        #expect(error?.kind == .connectionLost)
+        #expect(try await database.query("SELECT 41 + 1")[0].decode(Int.self, at: 0) == 42)
+    }
+
+    @Test("multi-statement scripts run through the simple protocol")
+    func script() async throws {
+        try await database.withConnection { connection in
+            try await connection.execute(script: "CREATE TABLE s (a int); INSERT INTO s VALUES (1), (2); -- comment; with semicolon")
+        }
+        #expect(try await database.query("SELECT count(*) FROM s")[0].decode(Int.self, at: 0) == 2)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Repository
+import Testing
+
+@Suite("Database pool")
+struct DatabasePoolTests {
+    @Test("100 concurrent tasks share a pool of 4 connections")
+    func concurrentTasks() async throws {
+        let database = try await TestServer.makeDatabase(maximumConnections: 4)
+        let pids = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for index in 0..<100 {
+                group.addTask {
+                    let row = try await database.query("SELECT pg_backend_pid(), $1::int AS n, pg_sleep(0.005)", [index])[0]
+                    #expect(try row.decode(Int.self, column: "n") == index)
+                    return try row.decode(Int32.self, at: 0)
+                }
+            }
+            return try await group.reduce(into: Set<Int32>()) { $0.insert($1) }
+        }
+        #expect(pids.count <= 4)
+        #expect(pids.count >= 1)
+    }
+
+    @Test("a task waiting for a connection can be cancelled")
+    func cancelWaiter() async throws {
+        let database = try await TestServer.makeDatabase(maximumConnections: 1)
+        let (held, release) = AsyncStream<Void>.makeStream()
+        let (acquired, signalAcquired) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await database.withConnection { _ in
+                signalAcquired.yield()
+                for await _ in held { break }
+            }
+        }
+        for await _ in acquired { break }
+        let waiter = Task { try await database.query("SELECT 1") }
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        release.yield()
+        try await holder.value
+        #expect(try await database.query("SELECT 7")[0].decode(Int.self, at: 0) == 7)
+    }
+
+    @Test("a closed pool refuses work")
+    func closed() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.query("SELECT 1")
+        database.close()
+        let error = await #expect(throws: PostgresError.self) { try await database.query("SELECT 1") }
+        #expect(error?.kind == .closed)
+    }
+}
