@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 let strictSwift: [SwiftSetting] = [
@@ -49,6 +49,22 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "ReadmeExampleExtractor",
+            swiftSettings: strictSwift
+        ),
+        .plugin(
+            name: "ReadmeExamples",
+            capability: .buildTool(),
+            dependencies: ["ReadmeExampleExtractor"]
+        ),
+        .testTarget(
+            name: "ReadmeExamplesTests",
+            dependencies: ["Repository"],
+            // The generated file holds README snippets, which may leave values unused.
+            swiftSettings: strictSwift + [.unsafeFlags(["-suppress-warnings"])],
+            plugins: ["ReadmeExamples"]
         ),
         .testTarget(
             name: "RepositoryTests",

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A serial executor that runs every job on one dedicated OS thread.
 ///
@@ -11,7 +10,7 @@ final class ThreadExecutor: SerialExecutor {
         var stopping = false
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = Locked(Queue())
     private let wakeUp = DispatchSemaphore(value: 0)
 
     init(name: String) {

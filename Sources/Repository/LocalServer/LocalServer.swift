@@ -32,6 +32,8 @@ public final class LocalServer: Sendable {
     public let listensOnTCP: Bool
     /// The superuser, which connects over the socket without a password.
     public let superuser = "postgres"
+    /// The write end of the throwaway watchdog's pipe, held open while the server should live.
+    private let watchdogPipe = Locked<Int32?>(nil)
 
     /// The cluster's data directory.
     public var dataDirectory: String { directory + "/data" }
@@ -102,6 +104,7 @@ public final class LocalServer: Sendable {
         }
         if mode == .throwaway {
             try? FileManager.default.removeItem(atPath: directory)
+            releaseWatchdog()
         }
     }
 
@@ -173,16 +176,27 @@ public final class LocalServer: Sendable {
         return LocalServer(mode: mode, directory: directory, port: port, listensOnTCP: !lines[5].isEmpty)
     }
 
-    /// Stops the server and deletes its directory once this process is gone, however it ends.
+    /// Stops the server and deletes its directory once this process is gone, however it ends:
+    /// the watchdog blocks reading a pipe that only this process can write to, and the kernel
+    /// closes that pipe when the process exits, crashes or is killed.
     private func startWatchdog() throws {
         let script = """
-            while kill -0 "$1" 2>/dev/null; do sleep 1; done
-            pid=$(head -n 1 "$2/data/postmaster.pid" 2>/dev/null)
+            cat >/dev/null
+            pid=$(head -n 1 "$1/data/postmaster.pid" 2>/dev/null)
             [ -n "$pid" ] && kill -QUIT "$pid" 2>/dev/null
             i=0; while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
-            rm -rf "$2"
+            rm -rf "$1"
             """
-        try ShellCommand.spawnDetached(script: script, arguments: [String(getpid()), directory])
+        let pipe = try ShellCommand.spawnDetached(script: script, arguments: [directory])
+        watchdogPipe.withLock { $0 = pipe }
+    }
+
+    /// Lets the watchdog finish (after ``stop()`` there is nothing left for it to do).
+    private func releaseWatchdog() {
+        watchdogPipe.withLock { pipe in
+            if let open = pipe { close(open) }
+            pipe = nil
+        }
     }
 
     private func logTail() -> String {

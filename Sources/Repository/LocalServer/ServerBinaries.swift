@@ -16,15 +16,18 @@ struct ServerBinaries: Sendable {
 
     /// Looks in `PG_BINDIR`, `PATH`, `pg_config --bindir`, `/usr/lib/postgresql/*/bin` (newest
     /// first) and Homebrew's prefixes.
-    static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerBinaries {
+    static func locate(environment: [String: String] = ProcessInfo.processInfo.environment,
+                       searchesWellKnownDirectories: Bool = true) throws -> ServerBinaries {
         var candidates: [String] = []
         if let explicit = environment["PG_BINDIR"] { candidates.append(explicit) }
         candidates += (environment["PATH"] ?? "").split(separator: ":").map(String.init)
         if let bindir = pgConfigBindir(searchPath: candidates) { candidates.append(bindir) }
-        candidates += versionedDirectories(in: "/usr/lib/postgresql", suffix: "/bin")
-        candidates += versionedDirectories(in: "/opt/homebrew/opt", prefix: "postgresql", suffix: "/bin")
-        candidates += versionedDirectories(in: "/usr/local/opt", prefix: "postgresql", suffix: "/bin")
-        candidates += ["/opt/homebrew/bin", "/usr/local/bin", "/usr/local/pgsql/bin"]
+        if searchesWellKnownDirectories {
+            candidates += versionedDirectories(in: "/usr/lib/postgresql", suffix: "/bin")
+            candidates += versionedDirectories(in: "/opt/homebrew/opt", prefix: "postgresql", suffix: "/bin")
+            candidates += versionedDirectories(in: "/usr/local/opt", prefix: "postgresql", suffix: "/bin")
+            candidates += ["/opt/homebrew/bin", "/usr/local/bin", "/usr/local/pgsql/bin"]
+        }
         let fileManager = FileManager.default
         for directory in candidates {
             let binaries = ServerBinaries(directory: directory)

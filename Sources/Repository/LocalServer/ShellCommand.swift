@@ -25,10 +25,9 @@ enum ShellCommand {
     /// Runs `program`, collects its output and waits for it; blocks the calling thread.
     static func runSync(_ program: String, _ arguments: [String], name: String? = nil) throws -> String {
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw LocalServerError("could not create a pipe: \(String(cString: strerror(errno)))") }
         // Only the dup2'd copies may reach the child: a daemon it starts (the postmaster)
         // would otherwise hold the write end open and the read below would never see EOF.
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        guard makeCloseOnExecPipe(&fds) else { throw LocalServerError("could not create a pipe: \(String(cString: strerror(errno)))") }
         let pid = try spawn(program, arguments, output: fds[1], newSession: false)
         close(fds[1])
         var output = [UInt8]()
@@ -53,14 +52,37 @@ enum ShellCommand {
     }
 
     /// Starts `/bin/sh -c script` in a session of its own, with no terminal and no output, so
-    /// it outlives this process and ignores the terminal's Ctrl-C.
-    static func spawnDetached(script: String, arguments: [String]) throws {
+    /// it outlives this process and ignores the terminal's Ctrl-C. Returns the write end of a
+    /// pipe that is the script's standard input: it reads EOF when this process closes that
+    /// end or dies, however it dies.
+    static func spawnDetached(script: String, arguments: [String]) throws -> Int32 {
+        var fds: [Int32] = [-1, -1]
+        guard makeCloseOnExecPipe(&fds) else { throw LocalServerError("could not create a pipe: \(String(cString: strerror(errno)))") }
         let devNull = open("/dev/null", O_WRONLY)
-        defer { close(devNull) }
-        _ = try spawn("/bin/sh", ["-c", script, "sh"] + arguments, output: devNull, newSession: true)
+        defer { close(devNull); close(fds[0]) }
+        do {
+            _ = try spawn("/bin/sh", ["-c", script, "sh"] + arguments, input: fds[0], output: devNull, newSession: true)
+        } catch {
+            close(fds[1])
+            throw error
+        }
+        return fds[1]
     }
 
-    private static func spawn(_ program: String, _ arguments: [String], output: Int32, newSession: Bool) throws -> pid_t {
+    /// Held from creating a pipe until its ends are close-on-exec, and around every spawn, so
+    /// no program this library starts inherits another's pipe end (glibc hides `pipe2`).
+    private static let spawnLock = Lock()
+
+    /// A pipe whose ends the programs this library starts cannot inherit.
+    private static func makeCloseOnExecPipe(_ fds: inout [Int32]) -> Bool {
+        spawnLock.withLock {
+            guard pipe(&fds) == 0 else { return false }
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            return true
+        }
+    }
+
+    private static func spawn(_ program: String, _ arguments: [String], input: Int32? = nil, output: Int32, newSession: Bool) throws -> pid_t {
         #if os(Linux)
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
@@ -74,7 +96,11 @@ enum ShellCommand {
             posix_spawn_file_actions_destroy(&actions)
             posix_spawnattr_destroy(&attributes)
         }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let input {
+            posix_spawn_file_actions_adddup2(&actions, input, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_adddup2(&actions, output, 1)
         posix_spawn_file_actions_adddup2(&actions, output, 2)
         if newSession {
@@ -88,7 +114,7 @@ enum ShellCommand {
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, program, &actions, &attributes, argv, environ)
+        let result = spawnLock.withLock { posix_spawn(&pid, program, &actions, &attributes, argv, environ) }
         guard result == 0 else {
             throw LocalServerError("could not run \(program): \(String(cString: strerror(result)))")
         }

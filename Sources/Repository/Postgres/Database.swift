@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A pool of connections to one PostgreSQL database, shared by concurrent tasks.
 ///
@@ -15,14 +14,14 @@ public final class Database: Sendable {
     /// The most connections the pool opens at once.
     public let maximumConnections: Int
 
-    private let pool: Mutex<PoolState>
+    private let pool: Locked<PoolState>
 
     /// A pool over `configuration` that opens at most `maximumConnections` connections.
     public init(_ configuration: ConnectionConfiguration, maximumConnections: Int = 8) {
         precondition(maximumConnections > 0, "a pool needs at least one connection")
         self.configuration = configuration
         self.maximumConnections = maximumConnections
-        self.pool = Mutex(PoolState())
+        self.pool = Locked(PoolState())
     }
 
     /// Runs `body` with a connection of its own, returned to the pool afterwards.

@@ -1,0 +1,38 @@
+import Foundation
+
+/// A pthread mutex. Used instead of `Synchronization.Mutex` for two reasons: `Mutex` only
+/// hands values out as `sending`, which a `Var` of a non-`Sendable` value cannot satisfy; and
+/// on Linux its futex-based implementation is invisible to ThreadSanitizer, which then
+/// reports races between accesses the lock does order.
+final class Lock: @unchecked Sendable {  // The pthread mutex is the synchronization itself.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+/// A value that is only ever read or written under its own lock.
+final class Locked<State>: @unchecked Sendable {  // `state` is only touched inside `lock`.
+    private let lock = Lock()
+    private var state: State
+
+    init(_ state: State) { self.state = state }
+
+    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        try lock.withLock { try body(&state) }
+    }
+}

@@ -1,0 +1,35 @@
+public import Dispatch
+
+extension ObservableValue where Value: Sendable {
+    /// Calls `handler` on `queue` with every later update, in order.
+    public func observe(on queue: DispatchQueue, initial: Bool = false,
+                        _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription {
+        observe(initial: initial) { update in queue.async { handler(update) } }
+    }
+
+    /// Calls `handler` on the main actor with every later update, in order.
+    public func observeOnMainActor(initial: Bool = false,
+                                   _ handler: @escaping @MainActor @Sendable (Update<Value>) -> Void) -> Subscription {
+        // The main queue is FIFO, where `Task { @MainActor in }` would not keep the order.
+        observe(initial: initial) { update in
+            DispatchQueue.main.async { MainActor.assumeIsolated { handler(update) } }
+        }
+    }
+
+    /// The current value, then each new one, as an async sequence. Ends when the consuming
+    /// task is cancelled or stops iterating.
+    public var values: AsyncStream<Value> {
+        AsyncStream { continuation in
+            let subscription = observe(initial: true) { continuation.yield($0.new) }
+            continuation.onTermination = { _ in subscription.cancel() }
+        }
+    }
+
+    /// Every later update, as an async sequence.
+    public var updates: AsyncStream<Update<Value>> {
+        AsyncStream { continuation in
+            let subscription = observe { continuation.yield($0) }
+            continuation.onTermination = { _ in subscription.cancel() }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// A change of an observed value: what it was, what it is, and who changed it.
+public struct Update<Value> {
+    /// The value before the change (equal to ``new`` for the initial update).
+    public let old: Value
+    /// The value after the change.
+    public let new: Value
+    /// Who made the change; nil for a plain `value = …`.
+    public let author: Author?
+    /// Whether this is the current value sent at registration (`observe(initial: true)`),
+    /// rather than a change.
+    public let isInitial: Bool
+
+    /// An update from `old` to `new` by `author`.
+    public init(old: Value, new: Value, author: Author? = nil, isInitial: Bool = false) {
+        self.old = old
+        self.new = new
+        self.author = author
+        self.isInitial = isInitial
+    }
+
+    /// The same update with both values transformed.
+    func map<T>(_ transform: (Value) -> T) -> Update<T> {
+        Update<T>(old: transform(old), new: transform(new), author: author, isInitial: isInitial)
+    }
+}
+
+extension Update: Sendable where Value: Sendable {}
+extension Update: Equatable where Value: Equatable {}
+extension Update: Hashable where Value: Hashable {}
+
+/// Who made a change, so observers can tell their own echoes from others' changes.
+///
+/// ```swift
+/// let editor = Author("editor")
+/// person[\.name].set("Ada", as: editor)
+/// person.observe { update in
+///     guard update.author != editor else { return }  // ignore our own echo
+/// }
+/// ```
+public struct Author: Hashable, Sendable, CustomStringConvertible {
+    /// The author's name; two authors with the same name are the same author.
+    public let name: String
+
+    /// An author called `name`.
+    public init(_ name: String) {
+        self.name = name
+    }
+
+    /// The name.
+    public var description: String { name }
+}
+
+/// Whether two values differ: `!=` for `Equatable` values; always true for others, since
+/// they cannot be compared.
+func hasChanged<T>(_ old: T, _ new: T) -> Bool {
+    guard let old = old as? any Equatable else { return true }
+    func differs<E: Equatable>(_ old: E) -> Bool { (new as? E).map { $0 != old } ?? true }
+    return differs(old)
+}

@@ -1,0 +1,59 @@
+public import IdentifiedCollections
+
+extension Var {
+    /// A reference to the property at `keyPath`; writes go back into this value.
+    /// Its observers run only when that property changed (compared with `==` when `Equatable`).
+    public subscript<Part>(keyPath: any WritableKeyPath<Value, Part> & Sendable) -> Var<Part> {
+        projected(
+            read: { $0[keyPath: keyPath] },
+            write: { value, body in body(&value[keyPath: keyPath]) },
+            deliver: { update in Self.changedPart(update.map { $0[keyPath: keyPath] }) })
+    }
+
+    /// The update, if the part it concerns changed or it is the initial value.
+    static func changedPart<Part>(_ update: Update<Part>) -> Update<Part>? {
+        update.isInitial || hasChanged(update.old, update.new) ? update : nil
+    }
+}
+
+extension Var where Value: MutableCollection & SendableMetatype, Value.Index: Sendable {
+    /// A reference to the element at a *position*: after `removeFirst()`, `people[0]` is the
+    /// element that moved into position 0. To follow one element, use `[id:]`.
+    ///
+    /// Reading or writing a position outside the collection traps, as for arrays; observers
+    /// skip updates in which the position does not exist.
+    public subscript(index: Value.Index) -> Var<Value.Element> {
+        projected(
+            read: { $0[index] },
+            write: { collection, body in body(&collection[index]) },
+            deliver: { update in
+                guard update.old.indices.contains(index), update.new.indices.contains(index) else { return nil }
+                return Self.changedPart(update.map { $0[index] })
+            })
+    }
+}
+
+extension Var {
+    /// A reference to the element with `id`, wherever it moves: nil once it is removed.
+    /// Setting nil removes it; setting an element whose `id` is `id` replaces or appends it.
+    public subscript<ID: Hashable & Sendable, Element>(id id: ID) -> Var<Element?> where Value == IdentifiedArray<ID, Element> {
+        projected(
+            read: { $0[id: id] },
+            write: { array, body in body(&array[id: id]) },
+            deliver: { update in Self.changedPart(update.map { $0[id: id] }) })
+    }
+
+    /// A reference to a property of an optional value, nil while the value is nil. Writes
+    /// while the value is nil have nothing to write into and are dropped; so is writing nil
+    /// into a property that is not optional.
+    public subscript<Wrapped, Part>(keyPath: any WritableKeyPath<Wrapped, Part> & Sendable) -> Var<Part?> where Value == Wrapped? {
+        projected(
+            read: { $0?[keyPath: keyPath] },
+            write: { optional, body in
+                var part = optional?[keyPath: keyPath]
+                body(&part)
+                if let part, optional != nil { optional![keyPath: keyPath] = part }
+            },
+            deliver: { update in Self.changedPart(update.map { $0?[keyPath: keyPath] }) })
+    }
+}

@@ -1,0 +1,86 @@
+/// A shared, writable, observable reference to a value.
+///
+/// A `Var` is a reference, so everyone holding it sees and changes the same value. Its
+/// sub-references — `person[\.name]`, `people[2]`, `people[id: id]` — are `Var`s too, and writing
+/// through one writes back into the root:
+///
+/// ```swift
+/// let person = Var(Person(name: "Ada", city: "London"))
+/// let name: Var<String> = person[\.name]
+/// let subscription = name.observe { print($0.old, "->", $0.new) }
+/// name.value = "Grace"            // prints "Ada -> Grace"; person.value.name == "Grace"
+/// person[\.city].value = "Paris"  // name's observer is not called: the name did not change
+/// ```
+///
+/// Observers run synchronously on the changing thread, outside any lock, and see updates in
+/// the order the changes happened (see ``ObservableValue`` for other ways to receive them).
+/// `Var` is `Sendable` when its value is.
+public final class Var<Value>: ObservableValue {
+    private let read: () -> Value
+    private let modify: (Author?, (inout Value) -> Void) -> Void
+    private let subscribe: (Bool, @escaping @Sendable (Update<Value>) -> Void) -> Subscription
+
+    /// A new root reference holding `initialValue`.
+    public convenience init(_ initialValue: Value) {
+        let store = VarStore(initialValue)
+        self.init(read: store.read, modify: store.modify, subscribe: store.subscribe)
+    }
+
+    init(read: @escaping () -> Value,
+         modify: @escaping (Author?, (inout Value) -> Void) -> Void,
+         subscribe: @escaping (Bool, @escaping @Sendable (Update<Value>) -> Void) -> Subscription) {
+        self.read = read
+        self.modify = modify
+        self.subscribe = subscribe
+    }
+
+    /// The current value. Setting it notifies observers with no author.
+    public var value: Value {
+        get { read() }
+        set { modify(nil) { $0 = newValue } }
+    }
+
+    /// Sets the value on behalf of `author`, whom observers see in ``Update/author``.
+    public func set(_ newValue: Value, as author: Author?) {
+        modify(author) { $0 = newValue }
+    }
+
+    /// Reads, changes and writes the value as one atomic step: concurrent `update` calls
+    /// never lose each other's changes. `body` must not use this `Var` (or its tree).
+    ///
+    /// ```swift
+    /// counter.update { $0 += 1 }
+    /// ```
+    @discardableResult
+    public func update<Result>(as author: Author? = nil, _ body: (inout Value) -> Result) -> Result {
+        var result: Result?
+        modify(author) { result = body(&$0) }
+        guard let result else { preconditionFailure("a Var's modify must run its body exactly once") }
+        return result
+    }
+
+    /// Calls `handler` with every later change; with `initial`, first with the current value.
+    /// The observation lasts until the returned subscription is cancelled or released.
+    public func observe(initial: Bool, _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription {
+        subscribe(initial, handler)
+    }
+
+    /// A reference to a part of this value, for a derived `Var` whose parent is `self`.
+    func projected<Part>(
+        read project: @escaping (Value) -> Part,
+        write: @escaping (inout Value, (inout Part) -> Void) -> Void,
+        deliver: @escaping @Sendable (Update<Value>) -> Update<Part>?
+    ) -> Var<Part> {
+        Var<Part>(
+            read: { project(self.read()) },
+            modify: { author, body in self.modify(author) { write(&$0, body) } },
+            subscribe: { initial, handler in
+                self.subscribe(initial) { update in
+                    if let part = deliver(update) { handler(part) }
+                }
+            })
+    }
+}
+
+// A Var's closures only reach its root `VarStore`, whose state is guarded by its lock.
+extension Var: @unchecked Sendable where Value: Sendable {}

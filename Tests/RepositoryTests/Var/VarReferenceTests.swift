@@ -1,0 +1,88 @@
+import IdentifiedCollections
+import Repository
+import Testing
+
+@Suite("Var references (Eidhof's struct references)")
+struct VarReferenceTests {
+    @Test("a key-path sub-reference writes back into the root")
+    func keyPathWritesBack() {
+        let person = Var(makeBook()[0])
+        let city = person[\.address][\.city]
+        city.value = "Cambridge"
+        #expect(person.value.address.city == "Cambridge")
+        person[\.name].value = "Augusta Ada"
+        #expect(person.value.name == "Augusta Ada")
+        #expect(city.value == "Cambridge")
+    }
+
+    @Test("a value read out of a Var is a copy: changing it changes nothing shared")
+    func copiesAreIndependent() {
+        let people = Var(Array(makeBook()))
+        var copy = people[0].value
+        copy.name = "Changed"
+        #expect(people.value[0].name == "Ada")
+        #expect(people[0][\.name].value == "Ada")
+    }
+
+    @Test("the removeFirst() puzzle: an index reference names a position")
+    func indexReferenceAfterRemoveFirst() {
+        let people = Var(Array(makeBook()))
+        let second = people[1]
+        #expect(second.value.name == "Grace")
+        people.update { _ = $0.removeFirst() }
+        // Position 1 now holds Edsger: an index reference follows the position, not the person.
+        #expect(second.value.name == "Edsger")
+    }
+
+    @Test("the removeFirst() puzzle: an id reference follows its element, then becomes nil")
+    func idReferenceAfterRemoveFirst() {
+        let book = Var(makeBook())
+        let grace = book[id: 2]
+        let ada = book[id: 1]
+        book.update { _ = $0.removeFirst() }
+        #expect(grace.value?.name == "Grace")
+        #expect(ada.value == nil)
+        book.update { $0.reverse() }
+        #expect(grace.value?.name == "Grace")
+        grace[\.name].value = "Grace Hopper"
+        #expect(book.value[id: 2]?.name == "Grace Hopper")
+    }
+
+    @Test("setting an id reference to nil removes the element; setting a value puts it back")
+    func idReferenceWrites() {
+        let book = Var(makeBook())
+        let edsger = book[id: 3]
+        let removed = edsger.value
+        edsger.value = nil
+        #expect(book.value.ids == [1, 2])
+        edsger.value = removed
+        #expect(book.value.ids == [1, 2, 3])
+    }
+
+    @Test("writing through the id reference of a removed element changes nothing")
+    func writeToRemovedElement() {
+        let book = Var(makeBook())
+        let name = book[id: 3][\.name]
+        book[id: 3].value = nil
+        name.value = "ghost"
+        #expect(book.value.count == 2)
+        #expect(name.value == nil)
+    }
+
+    @Test("update is an atomic read-modify-write: 8 threads x 10,000 increments lose none")
+    func concurrentUpdates() async {
+        let counter = Var(0)
+        let seen = Recorder<Int>()
+        let subscription = counter.observe { update in
+            if update.new != update.old + 1 { seen.append(update.new) }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask { for _ in 0..<10_000 { counter.update { $0 += 1 } } }
+            }
+        }
+        #expect(counter.value == 80_000)
+        #expect(seen.all.isEmpty, "every update must be old + 1, delivered in order")
+        subscription.cancel()
+    }
+}
