@@ -1,0 +1,127 @@
+extension Migrator {
+    /// Applies pending migrations in version order, up to and including `target` when given.
+    /// With `dryRun`, reports what would run and changes nothing.
+    /// - Returns: the migrations applied (or, with `dryRun`, that would be).
+    /// - Throws: ``MigrationError``: drift, out-of-order pending migrations, a lock timeout,
+    ///   or a failed migration — named by file and line, with the server's message and SQLSTATE.
+    @discardableResult
+    public func migrate(_ database: Database, to target: Int64? = nil, dryRun: Bool = false) async throws -> [Migration] {
+        try await locked(database) { history in
+            let records = try await history.records()
+            try checkApplied(records)
+            let appliedVersions = Set(records.map(\.version))
+            let pending = migrations.filter { !appliedVersions.contains($0.version) && $0.version <= (target ?? .max) }
+            if let newest = records.map(\.version).max(), !allowOutOfOrder {
+                let late = pending.filter { $0.version < newest }
+                if !late.isEmpty {
+                    throw MigrationError(.outOfOrder, "pending migrations are older than the newest applied one (\(newest)): \(late.map(\.source).joined(separator: ", ")); apply them with --allow-out-of-order if that is intended")
+                }
+            }
+            if dryRun {
+                for migration in pending { report("would apply \(migration.source):\n\(migration.up)") }
+                return pending
+            }
+            if !pending.isEmpty { try await history.create() }
+            for migration in pending {
+                let clock = ContinuousClock()
+                let start = clock.now
+                if migration.upRunsInTransaction {
+                    try await history.connection.transaction { connection in
+                        try await run(migration.up, of: migration, startingAt: migration.upLine, on: connection)
+                        try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: connection)
+                    }
+                } else {
+                    try await runStatementByStatement(migration.up, of: migration, startingAt: migration.upLine, on: history.connection)
+                    try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: history.connection)
+                }
+                report("applied \(migration.source) in \(milliseconds(since: start, clock)) ms")
+            }
+            return pending
+        }
+    }
+
+    /// Undoes the `steps` most recently applied migrations (highest versions first), each in
+    /// one transaction with the removal of its history row. Refuses before changing anything
+    /// when one of them has no down section or no file.
+    @discardableResult
+    public func rollback(_ database: Database, steps: Int = 1, dryRun: Bool = false) async throws -> [Migration] {
+        try await locked(database) { history in
+            let records = try await history.records()
+            let byVersion = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+            let targets = try records.suffix(max(0, steps)).reversed().map { record in
+                guard let migration = byVersion[record.version] else {
+                    throw MigrationError(.drift, "applied migration version \(record.version) (\(record.name)) has no file, so it cannot be rolled back")
+                }
+                guard migration.down != nil else {
+                    throw MigrationError(.irreversible, "\(migration.source) has no -- migrate:down section; nothing was rolled back")
+                }
+                return migration
+            }
+            for migration in targets {
+                guard let down = migration.down else { continue }
+                if dryRun { report("would roll back \(migration.source):\n\(down)"); continue }
+                if migration.downRunsInTransaction {
+                    try await history.connection.transaction { connection in
+                        try await run(down, of: migration, startingAt: migration.downLine, on: connection)
+                        try await history.delete(migration.version, on: connection)
+                    }
+                } else {
+                    try await runStatementByStatement(down, of: migration, startingAt: migration.downLine, on: history.connection)
+                    try await history.delete(migration.version, on: history.connection)
+                }
+                report("rolled back \(migration.source)")
+            }
+            return targets
+        }
+    }
+
+    /// Runs a section as one script; an error with a position is pointed at the file's line.
+    private func run(_ sql: String, of migration: Migration, startingAt line: Int, on connection: Connection) async throws {
+        do {
+            try await connection.execute(script: sql)
+        } catch let error as PostgresError {
+            throw failure(error, migration, line: line + Self.lineOffset(of: error.position, in: sql))
+        }
+    }
+
+    /// Runs each statement on its own, outside a transaction (`transaction:false`).
+    private func runStatementByStatement(_ sql: String, of migration: Migration, startingAt line: Int, on connection: Connection) async throws {
+        for statement in SQLStatements.split(sql) {
+            do {
+                try await connection.execute(script: statement.sql)
+            } catch let error as PostgresError {
+                let statementLine = line + statement.line + Self.lineOffset(of: error.position, in: statement.sql)
+                throw failure(error, migration, line: statementLine, note: " (earlier statements of this transaction:false section stay applied; no history row was written)")
+            }
+        }
+    }
+
+    private func failure(_ error: PostgresError, _ migration: Migration, line: Int, note: String = "") -> MigrationError {
+        let code = error.sqlState.map { " (SQLSTATE \($0))" } ?? ""
+        return MigrationError(.failed, "\(migration.source):\(line): \(error.message)\(code)\(note)", underlying: error)
+    }
+
+    /// How many lines into `sql` the 1-based character `position` is.
+    static func lineOffset(of position: Int?, in sql: String) -> Int {
+        guard let position, position > 0 else { return 0 }
+        return sql.unicodeScalars.prefix(position - 1).filter { $0 == "\n" }.count
+    }
+
+    private func milliseconds(since start: ContinuousClock.Instant, _ clock: ContinuousClock) -> Int64 {
+        let elapsed = clock.now - start
+        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Stops a run when an applied migration's file changed or vanished.
+    func checkApplied(_ records: [MigrationHistory.Record]) throws {
+        let byVersion = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        for record in records {
+            guard let migration = byVersion[record.version] else {
+                throw MigrationError(.drift, "applied migration version \(record.version) (\(record.name)) has no file any more; restore it")
+            }
+            if migration.checksum != record.checksum {
+                throw MigrationError(.drift, "\(migration.source) changed after it was applied (checksum drift); restore it and add a new migration instead")
+            }
+        }
+    }
+}

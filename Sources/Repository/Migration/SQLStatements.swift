@@ -1,0 +1,113 @@
+/// Splits SQL text into statements at top-level semicolons, respecting quotes ('…', "…"),
+/// dollar-quoted bodies ($$…$$, $tag$…$tag$) and comments (-- …, /* … */, nested).
+enum SQLStatements {
+    struct Statement: Equatable {
+        /// The statement's text, trimmed.
+        var sql: String
+        /// The 0-based line of the text on which it starts.
+        var line: Int
+    }
+
+    static func split(_ sql: String) -> [Statement] {
+        let characters = Array(sql)
+        var statements: [Statement] = []
+        var start = 0
+        var index = 0
+        func flush(upTo end: Int) {
+            start = skipLeadingComments(characters, from: start, to: end)
+            let text = String(characters[start..<end])
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !trimmed.isEmpty, !isOnlyComments(trimmed) {
+                let leading = text.prefix { $0.isWhitespace }
+                let line = characters[0..<start].filter { $0 == "\n" }.count + leading.filter { $0 == "\n" }.count
+                statements.append(Statement(sql: trimmed, line: line))
+            }
+            start = end + 1
+        }
+        while index < characters.count {
+            let character = characters[index]
+            let next = index + 1 < characters.count ? characters[index + 1] : nil
+            switch character {
+            case "'", "\"":
+                index = skipQuoted(characters, from: index, quote: character)
+            case "-" where next == "-":
+                while index < characters.count, characters[index] != "\n" { index += 1 }
+            case "/" where next == "*":
+                index = skipBlockComment(characters, from: index)
+            case "$":
+                index = skipDollarQuoted(characters, from: index)
+            case ";":
+                flush(upTo: index)
+                index += 1
+            default:
+                index += 1
+            }
+        }
+        if start < characters.count { flush(upTo: characters.count) }
+        return statements
+    }
+
+    private static func skipQuoted(_ characters: [Character], from start: Int, quote: Character) -> Int {
+        var index = start + 1
+        while index < characters.count {
+            if characters[index] == quote {
+                // A doubled quote is an escaped quote inside the literal.
+                if index + 1 < characters.count, characters[index + 1] == quote { index += 2; continue }
+                return index + 1
+            }
+            index += 1
+        }
+        return index
+    }
+
+    private static func skipBlockComment(_ characters: [Character], from start: Int) -> Int {
+        var depth = 0
+        var index = start
+        while index + 1 < characters.count {
+            if characters[index] == "/", characters[index + 1] == "*" { depth += 1; index += 2; continue }
+            if characters[index] == "*", characters[index + 1] == "/" {
+                depth -= 1
+                index += 2
+                if depth == 0 { return index }
+                continue
+            }
+            index += 1
+        }
+        return characters.count
+    }
+
+    /// `$tag$ … $tag$`; a `$` that does not open such a quote (`$1`) is skipped alone.
+    private static func skipDollarQuoted(_ characters: [Character], from start: Int) -> Int {
+        var end = start + 1
+        while end < characters.count, characters[end] == "_" || characters[end].isLetter || (end > start + 1 && characters[end].isNumber) {
+            end += 1
+        }
+        guard end < characters.count, characters[end] == "$" else { return start + 1 }
+        let tag = Array(characters[start...end])
+        var index = end + 1
+        while index + tag.count <= characters.count {
+            if Array(characters[index..<index + tag.count]) == tag { return index + tag.count }
+            index += 1
+        }
+        return characters.count
+    }
+
+    /// The first index at or after `start` that is neither white space nor a `--` comment.
+    private static func skipLeadingComments(_ characters: [Character], from start: Int, to end: Int) -> Int {
+        var index = start
+        while index < end {
+            if characters[index].isWhitespace {
+                index += 1
+            } else if characters[index] == "-", index + 1 < end, characters[index + 1] == "-" {
+                while index < end, !characters[index].isNewline { index += 1 }
+            } else {
+                break
+            }
+        }
+        return index
+    }
+
+    private static func isOnlyComments(_ text: String) -> Bool {
+        text.split(separator: "\n").allSatisfy { $0.trimmingCharacters(in: .whitespaces).hasPrefix("--") || $0.trimmingCharacters(in: .whitespaces).isEmpty }
+    }
+}

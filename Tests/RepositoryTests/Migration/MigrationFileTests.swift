@@ -1,0 +1,79 @@
+import Foundation
+@testable import Repository
+import Testing
+
+@Suite("Migration files")
+struct MigrationFileTests {
+    @Test("sections, transaction flags and lines are read from the file")
+    func parsing() throws {
+        let migration = try Migration(fileName: "0042_add_email.sql", contents: """
+            -- A comment before the first marker is fine.
+            -- migrate:up transaction:false
+            CREATE INDEX CONCURRENTLY i ON t (c);
+
+            -- migrate:down
+            DROP INDEX i;
+            """)
+        #expect(migration.version == 42)
+        #expect(migration.name == "add_email")
+        #expect(migration.up == "CREATE INDEX CONCURRENTLY i ON t (c);")
+        #expect(migration.down == "DROP INDEX i;")
+        #expect(!migration.upRunsInTransaction)
+        #expect(migration.downRunsInTransaction)
+        #expect(migration.upLine == 3)
+        #expect(migration.downLine == 6)
+    }
+
+    @Test("malformed files are refused with the file and line", arguments: [
+        ("7.sql", "-- migrate:up\nSELECT 1;", "NNNN_name.sql"),
+        ("0001_x.sql", "SELECT 1;\n-- migrate:up\nSELECT 2;", "0001_x.sql:1: SQL before the -- migrate:up marker"),
+        ("0001_x.sql", "-- migrate:down\nSELECT 1;", "no -- migrate:up section"),
+        ("0001_x.sql", "-- migrate:up\nSELECT 1;\n-- migrate:up\nSELECT 2;", "0001_x.sql:3: unexpected marker"),
+    ])
+    func malformed(fileName: String, contents: String, expected: String) {
+        let error = #expect(throws: MigrationError.self) { try Migration(fileName: fileName, contents: contents) }
+        #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("duplicate versions are refused")
+    func duplicates() throws {
+        #expect(throws: MigrationError.self) {
+            try Migrator([Migration(version: 1, name: "a", up: "SELECT 1"), Migration(version: 1, name: "b", up: "SELECT 2")])
+        }
+    }
+
+    @Test("new files continue the directory's numbering or timestamp style")
+    func newFiles() throws {
+        let directory = try MigrationDirectory()
+        defer { directory.remove() }
+        let first = try Migrator.createFile(named: "Create People!", in: directory.path)
+        #expect(first.hasSuffix("/0001_create_people_.sql"))
+        let second = try Migrator.createFile(named: "emails", in: directory.path)
+        #expect(second.hasSuffix("/0002_emails.sql"))
+        let parsed = try Migrator(directory: directory.path)
+        #expect(parsed.migrations.map(\.version) == [1, 2])
+
+        let stamped = try MigrationDirectory(["20240101000000_first.sql": "-- migrate:up\nSELECT 1;"])
+        defer { stamped.remove() }
+        let next = try Migrator.createFile(named: "second", in: stamped.path, now: Date(timeIntervalSince1970: 1_709_214_306))
+        #expect(next.hasSuffix("/20240229134506_second.sql"))
+    }
+
+    @Test("statements split at top-level semicolons only")
+    func splitting() {
+        let sql = """
+            CREATE FUNCTION f() RETURNS trigger AS $body$ BEGIN PERFORM 1; RETURN NEW; END $body$ LANGUAGE plpgsql;
+            INSERT INTO t VALUES ('a;b', 'it''s; fine', "odd;name"); -- trailing; comment
+            /* block; /* nested; */ comment */ SELECT $1;
+            -- only a comment;
+            SELECT $$;$$
+            """
+        let statements = SQLStatements.split(sql)
+        #expect(statements.count == 4)
+        #expect(statements[0].sql.hasSuffix("LANGUAGE plpgsql"))
+        #expect(statements[1].sql.hasPrefix("INSERT INTO t VALUES ('a;b', 'it''s; fine', \"odd;name\")"))
+        #expect(statements[2].line == 2)
+        #expect(statements[3].sql == "SELECT $$;$$")
+        #expect(statements[3].line == 4)
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import Repository
+import Testing
+
+@Suite("Migrator")
+struct MigratorTests {
+    let database: Database
+
+    init() async throws {
+        database = try await TestServer.makeDatabase()
+    }
+
+    static let people = "-- migrate:up\nCREATE TABLE people (id int PRIMARY KEY, name text);\n\n-- migrate:down\nDROP TABLE people;\n"
+
+    @Test("applies pending migrations in order and records them")
+    func appliesInOrder() async throws {
+        let directory = try MigrationDirectory([
+            "0002_emails.sql": "-- migrate:up\nALTER TABLE people ADD COLUMN email text;\n-- migrate:down\nALTER TABLE people DROP COLUMN email;",
+            "0001_people.sql": Self.people,
+        ])
+        defer { directory.remove() }
+        let applied = try await directory.migrator().migrate(database)
+        #expect(applied.map(\.version) == [1, 2])
+        #expect(try await database.count("SELECT count(*) FROM information_schema.columns WHERE table_name = 'people'") == 3)
+        let status = try await directory.migrator().status(database)
+        #expect(status.map(\.state) == [.applied, .applied])
+        #expect(try await directory.migrator().migrate(database).isEmpty)
+    }
+
+    @Test("a syntax error in the third statement leaves nothing of the file, and names file and line")
+    func failingMigrationLeavesNoTrace() async throws {
+        let directory = try MigrationDirectory([
+            "0001_people.sql": Self.people,
+            "0002_broken.sql": """
+                -- migrate:up
+                CREATE TABLE a (id int);
+                INSERT INTO a VALUES (1);
+                CREATE TABLE b (id int,
+                    name txet oops);
+                """,
+        ])
+        defer { directory.remove() }
+        let error = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+        #expect(error?.kind == .failed)
+        #expect(error?.message.hasPrefix("\(directory.path)/0002_broken.sql:5: ") == true)
+        #expect(error?.underlying?.sqlState == PostgresError.Code.syntaxError)
+        #expect(try await database.tableExists("people"))
+        #expect(try await !database.tableExists("a"))
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 1)
+        // Fix the file and run again: no dirty state to repair first.
+        try directory.write("0002_broken.sql", "-- migrate:up\nCREATE TABLE a (id int);\n")
+        #expect(try await directory.migrator().migrate(database).map(\.version) == [2])
+    }
+
+    @Test("editing an applied file is drift: validate fails and migrate refuses")
+    func checksumDrift() async throws {
+        let directory = try MigrationDirectory(["0001_people.sql": Self.people])
+        defer { directory.remove() }
+        try await directory.migrator().migrate(database)
+        try directory.write("0001_people.sql", Self.people.replacingOccurrences(of: "name text", with: "name varchar"))
+        try directory.write("0002_more.sql", "-- migrate:up\nCREATE TABLE more (id int);")
+        #expect(try await directory.migrator().status(database).map(\.state) == [.changed, .pending])
+        let invalid = await #expect(throws: MigrationError.self) { try await directory.migrator().validate(database) }
+        #expect(invalid?.message.contains("0001_people.sql changed after it was applied") == true)
+        await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+        #expect(try await !database.tableExists("more"))
+    }
+
+    @Test("a CRLF-only change is not drift")
+    func lineEndings() async throws {
+        let directory = try MigrationDirectory(["0001_people.sql": Self.people])
+        defer { directory.remove() }
+        try await directory.migrator().migrate(database)
+        try directory.write("0001_people.sql", Self.people.replacingOccurrences(of: "\n", with: "\r\n"))
+        try await directory.migrator().validate(database)
+        #expect(try await directory.migrator().status(database).map(\.state) == [.applied])
+    }
+
+    @Test("an applied migration whose file is gone is reported missing")
+    func missingFile() async throws {
+        let directory = try MigrationDirectory(["0001_people.sql": Self.people, "0002_x.sql": "-- migrate:up\nCREATE TABLE x (id int);"])
+        defer { directory.remove() }
+        try await directory.migrator().migrate(database)
+        try directory.delete("0002_x.sql")
+        #expect(try await directory.migrator().status(database).map(\.state) == [.applied, .missing])
+        let error = await #expect(throws: MigrationError.self) { try await directory.migrator().validate(database) }
+        #expect(error?.message.contains("version 2 (x) was applied but its file is gone") == true)
+    }
+
+    @Test("an older pending migration is refused unless out-of-order is allowed")
+    func outOfOrder() async throws {
+        let directory = try MigrationDirectory(["0001_people.sql": Self.people, "0003_c.sql": "-- migrate:up\nCREATE TABLE c (id int);"])
+        defer { directory.remove() }
+        try await directory.migrator().migrate(database)
+        try directory.write("0002_b.sql", "-- migrate:up\nCREATE TABLE b (id int);")
+        let error = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+        #expect(error?.kind == .outOfOrder)
+        await #expect(throws: MigrationError.self) { try await directory.migrator().validate(database) }
+        var lenient = try directory.migrator()
+        lenient.allowOutOfOrder = true
+        #expect(try await lenient.migrate(database).map(\.version) == [2])
+    }
+
+    @Test("two migrators started together apply each migration exactly once")
+    func concurrentRuns() async throws {
+        var files = ["0001_log.sql": "-- migrate:up\nCREATE TABLE log (version int);"]
+        for version in 2...10 {
+            files[String(format: "%04d_step.sql", version)] = "-- migrate:up\nINSERT INTO log VALUES (\(version)); SELECT pg_sleep(0.01);"
+        }
+        let directory = try MigrationDirectory(files)
+        defer { directory.remove() }
+        let migrator = try directory.migrator()
+        let otherDatabase = Database(database.configuration)
+        async let first = migrator.migrate(database)
+        async let second = migrator.migrate(otherDatabase)
+        let total = try await first.count + second.count
+        #expect(total == 10)
+        #expect(try await database.count("SELECT count(*) FROM log") == 9)
+        #expect(try await database.count("SELECT count(DISTINCT version) FROM log") == 9)
+        otherDatabase.close()
+    }
+
+    @Test("a run that cannot get the lock in time says who holds it")
+    func lockTimeout() async throws {
+        let directory = try MigrationDirectory(["0001_slow.sql": "-- migrate:up\nSELECT pg_sleep(2);"])
+        defer { directory.remove() }
+        async let slow = directory.migrator().migrate(database)
+        #expect(try await eventually {
+            try await database.count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())") > 0
+        })
+        var impatient = try directory.migrator()
+        impatient.lockTimeout = .milliseconds(300)
+        let error = await #expect(throws: MigrationError.self) { try await impatient.migrate(database) }
+        #expect(error?.kind == .lockTimeout)
+        #expect(error?.message.contains("server process") == true)
+        #expect(try await slow.count == 1)
+    }
+
+    @Test("CREATE INDEX CONCURRENTLY runs in a transaction:false section")
+    func nonTransactional() async throws {
+        let directory = try MigrationDirectory([
+            "0001_people.sql": Self.people,
+            "0002_index.sql": "-- migrate:up transaction:false\nCREATE INDEX CONCURRENTLY people_name ON people (name);\nCREATE INDEX CONCURRENTLY people_id_name ON people (id, name);\n-- migrate:down transaction:false\nDROP INDEX CONCURRENTLY people_name;\nDROP INDEX CONCURRENTLY people_id_name;",
+        ])
+        defer { directory.remove() }
+        try await directory.migrator().migrate(database)
+        #expect(try await database.count("SELECT count(*) FROM pg_indexes WHERE tablename = 'people'") == 3)
+        try await directory.migrator().rollback(database)
+        #expect(try await database.count("SELECT count(*) FROM pg_indexes WHERE tablename = 'people'") == 1)
+    }
+
+    @Test("rolling back a migration without a down section is refused, and nothing changes")
+    func irreversible() async throws {
+        let directory = try MigrationDirectory(["0001_people.sql": Self.people, "0002_x.sql": "-- migrate:up\nCREATE TABLE x (id int);"])
+        defer { directory.remove() }
+        try await directory.migrator().migrate(database)
+        let error = await #expect(throws: MigrationError.self) { try await directory.migrator().rollback(database, steps: 2) }
+        #expect(error?.kind == .irreversible)
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 2)
+        #expect(try await database.tableExists("people"))
+    }
+
+    @Test("rollback undoes the newest migrations and their history rows")
+    func rollback() async throws {
+        let directory = try MigrationDirectory(["0001_people.sql": Self.people])
+        defer { directory.remove() }
+        try await directory.migrator().migrate(database)
+        #expect(try await directory.migrator().rollback(database).map(\.version) == [1])
+        #expect(try await !database.tableExists("people"))
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 0)
+    }
+
+    @Test("dry runs change nothing")
+    func dryRun() async throws {
+        let directory = try MigrationDirectory(["0001_people.sql": Self.people])
+        defer { directory.remove() }
+        #expect(try await directory.migrator().migrate(database, dryRun: true).map(\.version) == [1])
+        #expect(try await !database.tableExists("people"))
+        #expect(try await !database.tableExists("schema_migrations"))
+        try await directory.migrator().migrate(database)
+        #expect(try await directory.migrator().rollback(database, dryRun: true).map(\.version) == [1])
+        #expect(try await database.tableExists("people"))
+    }
+
+    @Test("a directory of 100 migrations applies in one run")
+    func hundredFiles() async throws {
+        var files = ["0001_base.sql": "-- migrate:up\nCREATE TABLE counter (n int);"]
+        for version in 2...100 { files[String(format: "%04d_n.sql", version)] = "-- migrate:up\nINSERT INTO counter VALUES (\(version));" }
+        let directory = try MigrationDirectory(files)
+        defer { directory.remove() }
+        let lines = Recorder<String>()
+        var migrator = try directory.migrator()
+        migrator.progress = { lines.append($0) }
+        #expect(try await migrator.migrate(database).count == 100)
+        #expect(try await database.count("SELECT count(*) FROM counter") == 99)
+        #expect(lines.count == 100)
+        #expect(lines.all.first?.hasPrefix("applied \(directory.path)/0001_base.sql in ") == true)
+    }
+
+    @Test("baseline marks an existing database as migrated through a version")
+    func baseline() async throws {
+        try await database.query("CREATE TABLE people (id int PRIMARY KEY, name text)")
+        let directory = try MigrationDirectory(["0001_people.sql": Self.people, "0002_x.sql": "-- migrate:up\nCREATE TABLE x (id int);"])
+        defer { directory.remove() }
+        try await directory.migrator().baseline(database, through: 1)
+        #expect(try await directory.migrator().migrate(database).map(\.version) == [2])
+        await #expect(throws: MigrationError.self) { try await directory.migrator().baseline(database, through: 2) }
+    }
+}
