@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A PostgreSQL server on this machine, started on demand with `initdb` and `pg_ctl`.
 ///
@@ -117,6 +117,20 @@ public final class LocalServer: Sendable {
         return pid
     }
 
+    /// A per-user directory for a persistent server called `name`: under `$XDG_DATA_HOME` (or
+    /// `~/.local/share`; `~/Library/Application Support` on macOS), or under `/var/lib` when
+    /// root — whose home the unprivileged server account cannot enter.
+    public static func defaultDirectory(named name: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if ShellCommand.isRoot { return "/var/lib/swift-live-postgres/\(name)" }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        #if os(macOS)
+        let base = home + "/Library/Application Support"
+        #else
+        let base = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/share"
+        #endif
+        return "\(base)/swift-live-postgres/\(name)"
+    }
+
     // MARK: - Steps
 
     private static func prepareDirectory(for mode: Mode) throws -> String {
@@ -131,6 +145,8 @@ public final class LocalServer: Sendable {
             path = String(cString: created)
         case .persistent(let directory):
             path = (directory as NSString).standardizingPath
+            // Parents keep the usual permissions, so the server account can pass through them.
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         try ShellCommand.handOver(path)
