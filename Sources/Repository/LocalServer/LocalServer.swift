@@ -63,7 +63,7 @@ public final class LocalServer: Sendable {
     /// - Throws: ``LocalServerError`` naming the install command when the server programs are
     ///   missing, or carrying `initdb`'s / the server log's words when they fail.
     public static func start(_ mode: Mode = .throwaway, tcpPort: Int? = nil) async throws -> LocalServer {
-        let binaries = try ServerBinaries.locate()
+        let binaries = try await ServerBinaries.locate()
         let directory = try prepareDirectory(for: mode)
         let port = try tcpPort.map { $0 == 0 ? try FreePort.find() : $0 } ?? 5432
         let server = LocalServer(mode: mode, directory: directory, port: port, listensOnTCP: tcpPort != nil)
@@ -92,7 +92,7 @@ public final class LocalServer: Sendable {
     /// Stops the server and waits until its processes are gone; a throwaway server's
     /// directory is deleted.
     public func stop() async throws {
-        let binaries = try ServerBinaries.locate()
+        let binaries = try await ServerBinaries.locate()
         if let pid = processID {
             let shutdown = mode == .throwaway ? "immediate" : "fast"
             _ = try await ShellCommand.run(binaries.pgCtl, ["-D", dataDirectory, "-m", shutdown, "-w", "-t", "60", "stop"])

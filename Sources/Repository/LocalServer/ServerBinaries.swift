@@ -14,36 +14,33 @@ struct ServerBinaries: Sendable {
         set PG_BINDIR to their directory, or set DATABASE_URL to use a server you already run.
         """
 
-    /// Looks in `PG_BINDIR`, `PATH`, `pg_config --bindir`, `/usr/lib/postgresql/*/bin` (newest
-    /// first) and Homebrew's prefixes.
+    /// Looks in `PG_BINDIR`, `PATH`, `/usr/lib/postgresql/*/bin` (newest first), Homebrew's
+    /// prefixes, and finally where `pg_config --bindir` points.
     static func locate(environment: [String: String] = ProcessInfo.processInfo.environment,
-                       searchesWellKnownDirectories: Bool = true) throws -> ServerBinaries {
-        var candidates: [String] = []
-        if let explicit = environment["PG_BINDIR"] { candidates.append(explicit) }
-        candidates += (environment["PATH"] ?? "").split(separator: ":").map(String.init)
-        if let bindir = pgConfigBindir(searchPath: candidates) { candidates.append(bindir) }
+                       searchesWellKnownDirectories: Bool = true) async throws -> ServerBinaries {
+        let searchPath = (environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        var candidates = environment["PG_BINDIR"].map { [$0] } ?? []
+        candidates += searchPath
         if searchesWellKnownDirectories {
             candidates += versionedDirectories(in: "/usr/lib/postgresql", suffix: "/bin")
             candidates += versionedDirectories(in: "/opt/homebrew/opt", prefix: "postgresql", suffix: "/bin")
             candidates += versionedDirectories(in: "/usr/local/opt", prefix: "postgresql", suffix: "/bin")
             candidates += ["/opt/homebrew/bin", "/usr/local/bin", "/usr/local/pgsql/bin"]
         }
-        let fileManager = FileManager.default
-        for directory in candidates {
-            let binaries = ServerBinaries(directory: directory)
-            if fileManager.isExecutableFile(atPath: binaries.initdb), fileManager.isExecutableFile(atPath: binaries.pgCtl) {
-                return binaries
-            }
+        if let found = candidates.lazy.map(ServerBinaries.init).first(where: \.isComplete) {
+            return found
+        }
+        // Last resort, since it runs a program: pg_config names the bindir of its installation.
+        if let pgConfig = searchPath.map({ $0 + "/pg_config" }).first(where: FileManager.default.isExecutableFile),
+           let bindir = try? await ShellCommand.run(pgConfig, ["--bindir"], asServerAccount: false) {
+            let binaries = ServerBinaries(directory: bindir.trimmingCharacters(in: .whitespacesAndNewlines))
+            if binaries.isComplete { return binaries }
         }
         throw LocalServerError(ServerBinaries.installHint)
     }
 
-    private static func pgConfigBindir(searchPath: [String]) -> String? {
-        guard let pgConfig = searchPath.map({ $0 + "/pg_config" }).first(where: FileManager.default.isExecutableFile) else {
-            return nil
-        }
-        let output = try? ShellCommand.runSync(pgConfig, ["--bindir"])
-        return output?.trimmingCharacters(in: .whitespacesAndNewlines)
+    private var isComplete: Bool {
+        FileManager.default.isExecutableFile(atPath: initdb) && FileManager.default.isExecutableFile(atPath: pgCtl)
     }
 
     /// Subdirectories such as `15`, `16` or `postgresql@16`, highest version first.

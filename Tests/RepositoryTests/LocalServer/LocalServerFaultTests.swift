@@ -5,9 +5,9 @@ import Testing
 @Suite("Local server faults")
 struct LocalServerFaultTests {
     @Test("missing server programs: the error names the apt and Homebrew install commands")
-    func missingBinaries() {
-        let error = #expect(throws: LocalServerError.self) {
-            try ServerBinaries.locate(environment: ["PATH": "/nonexistent"], searchesWellKnownDirectories: false)
+    func missingBinaries() async {
+        let error = await #expect(throws: LocalServerError.self) {
+            try await ServerBinaries.locate(environment: ["PATH": "/nonexistent"], searchesWellKnownDirectories: false)
         }
         #expect(error?.message.contains("apt-get install -y postgresql") == true)
         #expect(error?.message.contains("brew install postgresql") == true)

@@ -1,3 +1,4 @@
+import Foundation
 import IdentifiedCollections
 import Repository
 import Testing
@@ -70,17 +71,21 @@ struct VarReferenceTests {
     }
 
     @Test("update is an atomic read-modify-write: 8 threads x 10,000 increments lose none")
-    func concurrentUpdates() async {
+    func concurrentUpdates() {
         let counter = Var(0)
         let seen = Recorder<Int>()
         let subscription = counter.observe { update in
             if update.new != update.old + 1 { seen.append(update.new) }
         }
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<8 {
-                group.addTask { for _ in 0..<10_000 { counter.update { $0 += 1 } } }
-            }
+        // Real OS threads, not tasks: on a 2-core machine the cooperative pool has 2 threads.
+        let finished = DispatchSemaphore(value: 0)
+        for _ in 0..<8 {
+            Thread {
+                for _ in 0..<10_000 { counter.update { $0 += 1 } }
+                finished.signal()
+            }.start()
         }
+        for _ in 0..<8 { finished.wait() }
         #expect(counter.value == 80_000)
         #expect(seen.all.isEmpty, "every update must be old + 1, delivered in order")
         subscription.cancel()
