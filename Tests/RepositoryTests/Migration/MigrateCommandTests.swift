@@ -14,18 +14,8 @@ struct MigrateCommandTests {
     let database: Database
 
     init() async throws {
-        let configuration = try await TestServer.makeDatabaseConfiguration()
-        database = Database(configuration)
-        let name = try await database.query("SELECT current_database()")[0].decode(String.self, at: 0)
-        let target = try await TestServer.shared.value
-        if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], let local = URLComponents(string: url) {
-            var components = local
-            components.path = "/" + name
-            databaseURL = components.string ?? url
-        } else {
-            let server = try #require(target.local)
-            databaseURL = "host=\(server.socketDirectory) port=\(server.port) user=\(server.superuser) dbname=\(name)"
-        }
+        database = try await TestServer.makeDatabase()
+        databaseURL = try await TestServer.connectionString(database: database.name())
     }
 
     func migrate(_ arguments: String...) throws -> Run {

@@ -24,8 +24,7 @@ struct ProjectMigrationsTests {
     func changeNotifications() async throws {
         let database = try await TestServer.makeDatabase()
         try await Migrator(directory: Self.directory).migrate(database)
-        let name = try await database.query("SELECT current_database()")[0].decode(String.self, at: 0)
-        let listener = try await RawListener(database: name, channel: "live_changes")
+        let listener = try await RawListener(database: database.name(), channel: "live_changes")
 
         let id = try await database.query("INSERT INTO people (name) VALUES ($1) RETURNING id", ["Ada; DROP TABLE people"])[0].decode(Int.self, at: 0)
         try await database.query("UPDATE people SET name = $1 WHERE id = $2", ["Ada Lovelace", id])

@@ -8,19 +8,9 @@ final class RawListener {
 
     /// Connects to `database` on the test server and listens on `channel`.
     init(database: String, channel: String) async throws {
-        let target = try await TestServer.shared.value
-        let base = ProcessInfo.processInfo.environment["DATABASE_URL"]
-            ?? target.local.map { "host=\($0.socketDirectory) port=\($0.port) user=\($0.superuser)" } ?? ""
-        // dbname twice: the first is expanded as a URL or conninfo, the second overrides its database.
-        let pg = "dbname".withCString { key in
-            base.withCString { first in
-                database.withCString { second in
-                    PQconnectdbParams([key, key, nil], [first, second, nil], 1)
-                }
-            }
-        }
-        guard let pg, PQstatus(pg) == CONNECTION_OK else {
-            throw PostgresError(.connectionFailed, "raw listener could not connect")
+        let conninfo = try await TestServer.connectionString(database: database)
+        guard let pg = PQconnectdb(conninfo), PQstatus(pg) == CONNECTION_OK else {
+            throw TestSetupError("raw listener could not connect")
         }
         connection = pg
         PQclear(PQexec(pg, "LISTEN \(channel)"))

@@ -34,6 +34,33 @@ enum TestServer {
     }
 }
 
+extension TestServer {
+    /// A libpq connection string for `database` on the test server, for other programs (psql,
+    /// the migrate binary) and bare libpq connections.
+    static func connectionString(database: String) async throws -> String {
+        if let url = ProcessInfo.processInfo.environment["DATABASE_URL"] {
+            guard url.contains("://"), var components = URLComponents(string: url) else { return "\(url) dbname=\(database)" }
+            components.path = "/" + database
+            return components.string ?? url
+        }
+        guard let server = try await shared.value.local else { throw TestSetupError("no DATABASE_URL and no local server") }
+        return "host=\(server.socketDirectory) port=\(server.port) user=\(server.superuser) dbname=\(database)"
+    }
+}
+
+/// The test environment is not what a test needs.
+struct TestSetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Database {
+    /// The name of the database this pool connects to.
+    func name() async throws -> String {
+        try await query("SELECT current_database()")[0].decode(String.self, at: 0)
+    }
+}
+
 /// Waits until `condition` holds, polling, or fails after `timeout`.
 func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout

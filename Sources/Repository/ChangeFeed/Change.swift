@@ -1,0 +1,78 @@
+/// A row change announced by PostgreSQL: which table, what happened, to which key, at which
+/// version. Only a hint — the data itself is always re-read from the table, so a forged
+/// notification can at most cause a needless read.
+public struct Change: Sendable, Hashable, Decodable {
+    /// What happened to the row.
+    public enum Operation: String, Sendable, Hashable, Decodable {
+        /// The row was inserted.
+        case insert
+        /// The row was updated.
+        case update
+        /// The row was deleted.
+        case delete
+    }
+
+    /// The schema-qualified table, such as `public.people`.
+    public let table: String
+    /// What happened.
+    public let operation: Operation
+    /// The row's key.
+    public let key: ChangeKey
+    /// The row's version after the change (before it, for a delete).
+    public let version: Int64
+
+    /// A change of `key` in `table`.
+    public init(table: String, operation: Operation, key: ChangeKey, version: Int64) {
+        self.table = table
+        self.operation = operation
+        self.key = key
+        self.version = version
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case table, operation = "op", key, version
+    }
+}
+
+/// A row key as a notification carries it: an integer or a string (UUIDs, text keys).
+public enum ChangeKey: Sendable, Hashable, Decodable, CustomStringConvertible {
+    /// An integer key.
+    case integer(Int64)
+    /// A text or UUID key.
+    case text(String)
+
+    /// Decodes a JSON number or string.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let integer = try? container.decode(Int64.self) {
+            self = .integer(integer)
+        } else {
+            self = .text(try container.decode(String.self))
+        }
+    }
+
+    /// The key as text.
+    public var description: String {
+        switch self {
+        case .integer(let value): String(value)
+        case .text(let value): value
+        }
+    }
+}
+
+/// What a ``ChangeFeed`` reports.
+public enum ChangeFeedEvent: Sendable, Hashable {
+    /// Listening for the first time.
+    case connected
+    /// Listening again after an outage. Changes committed meanwhile were not announced:
+    /// re-read everything you keep.
+    case reconnected
+    /// The listening connection was lost or could not be opened; the feed keeps retrying.
+    case disconnected(PostgresError)
+    /// Changes drained in one go, one per (table, key): the last announced operation, with the
+    /// highest version announced.
+    case changes([Change])
+    /// A notification on the channel that is not a valid change announcement (malformed,
+    /// forged, or from an unknown sender). Nothing was done with it.
+    case ignored(payload: String, reason: String)
+}

@@ -1,0 +1,73 @@
+import Foundation
+public import Logging
+
+/// Listens for change announcements on a connection of its own, and keeps listening.
+///
+/// The feed runs on a dedicated thread: it waits on the socket with `poll`, drains every
+/// notification that arrived, and reports them as one ``ChangeFeedEvent/changes(_:)`` event,
+/// coalesced per (table, key). When the connection is lost — the server restarted, the backend
+/// was terminated, the network failed (TCP keepalives and a ping when idle detect it) — it
+/// reports ``ChangeFeedEvent/disconnected(_:)``, reconnects with exponential backoff, listens
+/// again, and reports ``ChangeFeedEvent/reconnected``: whatever changed during the outage was
+/// not announced, so consumers re-read what they keep.
+///
+/// ```swift
+/// let feed = ChangeFeed(configuration)
+/// for await event in feed.events {
+///     if case .changes(let changes) = event { refetch(changes.map(\.key)) }
+/// }
+/// ```
+public final class ChangeFeed: Sendable {
+    /// The channel installed triggers announce on (`live.enable_change_notifications`).
+    public static let defaultChannel = "live_changes"
+
+    /// The channel this feed listens on.
+    public let channel: String
+    /// Everything the feed reports, in order. Finishes after ``stop()``.
+    public let events: AsyncStream<ChangeFeedEvent>
+
+    private let isStopping = Locked(false)
+    private let wakeUp: (read: Int32, write: Int32)
+
+    /// Starts listening on `channel`. The first event is ``ChangeFeedEvent/connected`` or,
+    /// if the server cannot be reached yet, ``ChangeFeedEvent/disconnected(_:)``.
+    /// - Parameters:
+    ///   - pingInterval: how long the connection may be silent before a ping checks it.
+    ///   - maximumBackoff: the longest wait between reconnection attempts.
+    public init(_ configuration: ConnectionConfiguration, channel: String = ChangeFeed.defaultChannel,
+                pingInterval: Duration = .seconds(10), maximumBackoff: Duration = .seconds(5),
+                logger: Logger = Logger(label: "Repository.ChangeFeed")) {
+        self.channel = channel
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
+        wakeUp = (fds[0], fds[1])
+        let (events, continuation) = AsyncStream<ChangeFeedEvent>.makeStream()
+        self.events = events
+        let (isStopping, wakeUpRead) = (isStopping, fds[0])
+        let thread = Thread {
+            // The loop, and the connection it owns, live and die on this thread.
+            ListenLoop(configuration: configuration, channel: channel, pingInterval: pingInterval,
+                       maximumBackoff: maximumBackoff, logger: logger, emit: { continuation.yield($0) },
+                       wakeUp: wakeUpRead, isStopping: isStopping).run()
+            continuation.finish()
+        }
+        thread.name = "change feed \(channel)"
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    /// Stops listening and closes the connection; ``events`` then finishes. Idempotent.
+    public func stop() {
+        let alreadyStopping = isStopping.withLock { stopping in
+            defer { stopping = true }
+            return stopping
+        }
+        guard !alreadyStopping else { return }
+        var byte: UInt8 = 1
+        _ = write(wakeUp.write, &byte, 1)
+        close(wakeUp.write)
+    }
+}

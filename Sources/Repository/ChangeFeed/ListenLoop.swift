@@ -1,0 +1,133 @@
+internal import CPostgres
+import Foundation
+import Logging
+
+/// The change feed's thread: owns the LISTEN connection, which nothing else touches.
+final class ListenLoop {
+    private let configuration: ConnectionConfiguration
+    private let channel: String
+    private let pingInterval: Duration
+    private let maximumBackoff: Duration
+    private let logger: Logger
+    private let emit: @Sendable (ChangeFeedEvent) -> Void
+    private let wakeUp: Int32
+    private let isStopping: Locked<Bool>
+
+    private var connection: OpaquePointer?
+    private var hasConnected = false
+    private var isInOutage = false
+    private var backoff: Duration = .milliseconds(100)
+
+    init(configuration: ConnectionConfiguration, channel: String, pingInterval: Duration, maximumBackoff: Duration,
+         logger: Logger, emit: @escaping @Sendable (ChangeFeedEvent) -> Void, wakeUp: Int32, isStopping: Locked<Bool>) {
+        self.configuration = configuration
+        self.channel = channel
+        self.pingInterval = pingInterval
+        self.maximumBackoff = maximumBackoff
+        self.logger = logger
+        self.emit = emit
+        self.wakeUp = wakeUp
+        self.isStopping = isStopping
+    }
+
+    func run() {
+        defer {
+            if let connection { PQfinish(connection) }
+            close(wakeUp)
+        }
+        while !isStopping.withLock({ $0 }) {
+            guard let pg = connection else {
+                if !connect() {
+                    waitForWakeUp(backoff)
+                    backoff = min(backoff * 2, maximumBackoff)
+                }
+                continue
+            }
+            var descriptors = [pollfd(fd: PQsocket(pg), events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&descriptors, 2, Self.milliseconds(pingInterval))
+            if ready < 0 { continue }  // EINTR
+            if descriptors[1].revents != 0 { continue }  // stop() was called
+            if ready == 0 {
+                ping(pg)
+            } else if PQconsumeInput(pg) == 0 {
+                lost(pg)
+            } else {
+                drainNotifications(pg)
+            }
+        }
+    }
+
+    private func connect() -> Bool {
+        let parameters = configuration.connectParameters()
+        let pg = withCStringArrays(parameters.map(\.key), parameters.map(\.value)) { PQconnectdbParams($0, $1, 1) }
+        guard let pg, PQstatus(pg) == CONNECTION_OK else {
+            let message = pg.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            PQfinish(pg)
+            reportOutage(PostgresError(.connectionFailed, configuration.redact(Connection.tidy(message))))
+            return false
+        }
+        PQsetNoticeProcessor(pg, { _, _ in }, nil)
+        let listen = PQexec(pg, "LISTEN \(SQLIdentifier.quoted(channel))")
+        defer { PQclear(listen) }
+        guard PQresultStatus(listen) == PGRES_COMMAND_OK else {
+            let message = configuration.redact(Connection.tidy(String(cString: PQerrorMessage(pg))))
+            PQfinish(pg)
+            reportOutage(PostgresError(.server, message, statement: "LISTEN"))
+            return false
+        }
+        connection = pg
+        backoff = .milliseconds(100)
+        isInOutage = false
+        emit(hasConnected ? .reconnected : .connected)
+        logger.debug("listening", metadata: ["channel": "\(channel)", "server": "\(configuration)"])
+        hasConnected = true
+        return true
+    }
+
+    /// A silent connection may be dead without the socket saying so: ask the server.
+    private func ping(_ pg: OpaquePointer) {
+        let result = PQexec(pg, "SELECT 1")
+        let healthy = PQresultStatus(result) == PGRES_TUPLES_OK && PQstatus(pg) == CONNECTION_OK
+        PQclear(result)
+        healthy ? drainNotifications(pg) : lost(pg)
+    }
+
+    private func lost(_ pg: OpaquePointer) {
+        let message = configuration.redact(Connection.tidy(String(cString: PQerrorMessage(pg))))
+        PQfinish(pg)
+        connection = nil
+        reportOutage(PostgresError(.connectionLost, message.isEmpty ? "the listening connection was lost" : message))
+    }
+
+    /// Reports the first failure of an outage; retries during it stay quiet.
+    private func reportOutage(_ error: PostgresError) {
+        guard !isInOutage else { return }
+        isInOutage = true
+        logger.warning("change feed disconnected; reconnecting", metadata: ["error": "\(error)"])
+        emit(.disconnected(error))
+    }
+
+    private func drainNotifications(_ pg: OpaquePointer) {
+        var batch = ChangeBatch()
+        while let notification = PQnotifies(pg) {
+            batch.add(payload: String(cString: notification.pointee.extra))
+            PQfreemem(notification)
+        }
+        for (payload, reason) in batch.ignored {
+            logger.warning("ignored a notification", metadata: ["payload": "\(payload)", "reason": "\(reason)"])
+            emit(.ignored(payload: payload, reason: reason))
+        }
+        if !batch.changes.isEmpty { emit(.changes(batch.changes)) }
+    }
+
+    private func waitForWakeUp(_ duration: Duration) {
+        var descriptor = pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Self.milliseconds(duration))
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}

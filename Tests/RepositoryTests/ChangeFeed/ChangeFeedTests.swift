@@ -1,0 +1,150 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// Collects a feed's events as they arrive.
+final class FeedLog: Sendable {
+    let events = Recorder<ChangeFeedEvent>()
+    private let task: Task<Void, Never>
+
+    init(_ feed: ChangeFeed) {
+        let events = events
+        task = Task { for await event in feed.events { events.append(event) } }
+    }
+
+    var changes: [Change] {
+        events.all.flatMap { event -> [Change] in
+            guard case .changes(let batch) = event else { return [] }
+            return batch
+        }
+    }
+    var ignored: [String] { events.all.compactMap { if case .ignored(let payload, _) = $0 { payload } else { nil } } }
+    func count(_ event: ChangeFeedEvent) -> Int { events.all.filter { $0 == event }.count }
+    var disconnections: Int { events.all.filter { if case .disconnected = $0 { true } else { false } }.count }
+    func finished() async { await task.value }
+}
+
+@Suite("Change feed")
+struct ChangeFeedTests {
+    let database: Database
+    let configuration: ConnectionConfiguration
+
+    init() async throws {
+        let base = try await TestServer.makeDatabaseConfiguration()
+        database = Database(base)
+        // The feed's own application_name tells its backend apart from the pool's.
+        var configuration = base
+        configuration.applicationName = "feed-\(UInt32.random(in: 0...UInt32.max))"
+        self.configuration = configuration
+        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
+    }
+
+    func insertPerson(_ name: String) async throws -> Int64 {
+        try await database.query("INSERT INTO people (name) VALUES ($1) RETURNING id", [name])[0].decode(Int64.self, at: 0)
+    }
+
+    /// Runs psql, a separate OS process, with `sql` against this suite's database.
+    func psql(_ sql: String) async throws {
+        let binaries = try await ServerBinaries.locate()
+        // psql sits beside the real initdb (which may be reached through a symlink).
+        let directory = URL(fileURLWithPath: binaries.initdb).resolvingSymlinksInPath().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = directory.appendingPathComponent("psql")
+        process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", try await TestServer.connectionString(database: database.name()), "-c", sql]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test("a change committed by psql, another OS process, is announced with table, op, key and version")
+    func psqlChange() async throws {
+        let feed = ChangeFeed(configuration)
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.count(.connected) == 1 })
+        let id = try await insertPerson("Ada")
+        try await psql("UPDATE people SET name = 'Grace' WHERE id = \(id)")
+        let expected = Change(table: "public.people", operation: .update, key: .integer(id), version: 2)
+        #expect(try await eventually { log.changes.contains(expected) })
+        #expect(log.changes.first == Change(table: "public.people", operation: .insert, key: .integer(id), version: 1))
+        feed.stop()
+    }
+
+    @Test("forged and malformed payloads are ignored and reported; none carries data anywhere")
+    func forgedPayloads() async throws {
+        let feed = ChangeFeed(configuration)
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.count(.connected) == 1 })
+        for payload in ["not json", #"{"table":"public.people"}"#, #"{"table":"public.people","op":"update","key":1,"version":"x"}"#,
+                        #"{"table":"public.people","op":"truncate","key":1,"version":1}"#, #"{"table":"","op":"update","key":1,"version":1}"#] {
+            try await database.query("SELECT pg_notify('live_changes', $1)", [payload])
+        }
+        try await database.query("SELECT pg_notify('live_changes', $1)", [#"{"table":"public.people","op":"update","key":7,"version":9,"name":"Eve"}"#])
+        #expect(try await eventually { log.ignored.count == 5 && log.changes.count == 1 })
+        // A well-formed forgery is only a hint to re-read row 7: the name it carries goes nowhere.
+        #expect(log.changes == [Change(table: "public.people", operation: .update, key: .integer(7), version: 9)])
+        feed.stop()
+    }
+
+    @Test("10,000 rows changed in one transaction arrive coalesced, one change per row")
+    func burst() async throws {
+        try await database.query("INSERT INTO people (name) SELECT 'p' || n FROM generate_series(1, 10000) AS n")
+        let feed = ChangeFeed(configuration)
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.count(.connected) == 1 })
+        try await database.query("UPDATE people SET name = name || '!'")
+        #expect(try await eventually(timeout: .seconds(30)) { Set(log.changes.map(\.key)).count == 10_000 })
+        let batches = log.events.all.filter { if case .changes = $0 { true } else { false } }.count
+        print("burst: 10000 row updates arrived in \(batches) change batches")
+        #expect(log.changes.allSatisfy { $0.version == 2 && $0.operation == .update })
+        feed.stop()
+    }
+
+    @Test("a terminated listening backend is reported, replaced, and listening resumes")
+    func terminatedBackend() async throws {
+        let feed = ChangeFeed(configuration)
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.count(.connected) == 1 })
+        try await TestServer.admin.value.query(
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = $1", [configuration.applicationName])
+        let id = try await insertPerson("during the outage")   // not announced to a dead listener
+        #expect(try await eventually { log.disconnections == 1 && log.count(.reconnected) == 1 })
+        try await database.query("UPDATE people SET name = 'after' WHERE id = $1", [id])
+        #expect(try await eventually { log.changes.contains(Change(table: "public.people", operation: .update, key: .integer(id), version: 2)) })
+        feed.stop()
+    }
+
+    @Test("a server restart is survived: the feed reconnects and listens again")
+    func serverRestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/feed-restart-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await LocalServer.start(.persistent(directory: directory))
+        let local = Database(server.configuration)
+        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(local)
+        let feed = ChangeFeed(server.configuration, maximumBackoff: .milliseconds(500))
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.count(.connected) == 1 })
+
+        try await server.stop()
+        #expect(try await eventually { log.disconnections == 1 })
+        let restarted = try await LocalServer.start(.persistent(directory: directory))
+        #expect(try await eventually(timeout: .seconds(20)) { log.count(.reconnected) == 1 })
+        try await local.query("INSERT INTO people (name) VALUES ('after restart')")
+        #expect(try await eventually { log.changes.contains { $0.operation == .insert } })
+        feed.stop()
+        local.close()
+        try await restarted.stop()
+    }
+
+    @Test("stop closes the connection and finishes the events")
+    func stop() async throws {
+        let feed = ChangeFeed(configuration)
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.count(.connected) == 1 })
+        feed.stop()
+        feed.stop()
+        await log.finished()
+        #expect(try await eventually {
+            try await TestServer.admin.value.query("SELECT 1 FROM pg_stat_activity WHERE application_name = $1", [configuration.applicationName]).isEmpty
+        })
+    }
+}
