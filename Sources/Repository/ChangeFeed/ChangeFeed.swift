@@ -29,7 +29,8 @@ public final class ChangeFeed: Sendable {
     private let isStopping = Locked(false)
     private let wakeUp: (read: Int32, write: Int32)
 
-    /// Starts listening on `channel`. The first event is ``ChangeFeedEvent/connected`` or,
+    /// Starts listening on `channel`, as application `<configuration.applicationName> (change feed)`.
+    /// The first event is ``ChangeFeedEvent/connected`` or,
     /// if the server cannot be reached yet, ``ChangeFeedEvent/disconnected(_:)``.
     /// - Parameters:
     ///   - pingInterval: how long the connection may be silent before a ping checks it.
@@ -38,6 +39,10 @@ public final class ChangeFeed: Sendable {
                 pingInterval: Duration = .seconds(10), maximumBackoff: Duration = .seconds(5),
                 logger: Logger = Logger(label: "Repository.ChangeFeed")) {
         self.channel = channel
+        // Recognizable in pg_stat_activity, apart from the pool's connections.
+        var named = configuration
+        named.applicationName += " (change feed)"
+        let configuration = named
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
             for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }

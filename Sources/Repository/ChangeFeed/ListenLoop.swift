@@ -59,15 +59,13 @@ final class ListenLoop {
     }
 
     private func connect() -> Bool {
-        let parameters = configuration.connectParameters()
-        let pg = withCStringArrays(parameters.map(\.key), parameters.map(\.value)) { PQconnectdbParams($0, $1, 1) }
-        guard let pg, PQstatus(pg) == CONNECTION_OK else {
-            let message = pg.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
-            PQfinish(pg)
-            reportOutage(PostgresError(.connectionFailed, configuration.redact(Connection.tidy(message))))
+        let pg: OpaquePointer
+        do {
+            pg = try openLibpqConnection(configuration)
+        } catch {
+            reportOutage(error as? PostgresError ?? PostgresError(.connectionFailed, "\(error)"))
             return false
         }
-        PQsetNoticeProcessor(pg, { _, _ in }, nil)
         let listen = PQexec(pg, "LISTEN \(SQLIdentifier.quoted(channel))")
         defer { PQclear(listen) }
         guard PQresultStatus(listen) == PGRES_COMMAND_OK else {

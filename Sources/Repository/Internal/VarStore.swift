@@ -53,6 +53,18 @@ final class VarStore<Root>: Observable, @unchecked Sendable {
         if mustDeliver { deliverQueued() }
     }
 
+    /// Like `modify`, but `body` says whether it changed anything; if not, nobody is notified.
+    func modifyIfChanged(author: Author?, _ body: (inout Root) -> Bool) {
+        registrar.willSet(self, keyPath: \.root)
+        let mustDeliver = lock.withLock {
+            let old = root
+            guard body(&root), !observers.isEmpty else { return false }
+            return enqueue(.change(Update(old: old, new: root, author: author), to: observers))
+        }
+        registrar.didSet(self, keyPath: \.root)
+        if mustDeliver { deliverQueued() }
+    }
+
     func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<Root>) -> Void) -> Subscription {
         let observer = Observer(handler)
         let mustDeliver = lock.withLock {

@@ -41,18 +41,7 @@ public actor Connection {
     }
 
     private func open() throws {
-        let parameters = configuration.connectParameters()
-        let pg = withCStringArrays(parameters.map(\.key), parameters.map(\.value)) { keys, values in
-            PQconnectdbParams(keys, values, 1)
-        }
-        guard let pg, PQstatus(pg) == CONNECTION_OK else {
-            let message = pg.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
-            PQfinish(pg)
-            throw PostgresError(.connectionFailed, configuration.redact(Self.tidy(message)))
-        }
-        // Server notices (RAISE NOTICE, "arrived while idle") must not reach stderr.
-        PQsetNoticeProcessor(pg, { _, _ in }, nil)
-        handle = LibpqConnection(pg)
+        handle = LibpqConnection(try openLibpqConnection(configuration))
         isReusable.store(true, ordering: .relaxed)
     }
 

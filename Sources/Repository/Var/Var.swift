@@ -19,6 +19,8 @@ public final class Var<Value>: ObservableValue {
     private let read: () -> Value
     private let modify: (Author?, (inout Value) -> Void) -> Void
     private let subscribe: (Bool, @escaping @Sendable (Update<Value>) -> Void) -> Subscription
+    /// What keeps this value in sync with a database, shared by every sub-reference.
+    let persistence: (any VarPersistence)?
 
     /// A new root reference holding `initialValue`.
     public convenience init(_ initialValue: Value) {
@@ -28,10 +30,17 @@ public final class Var<Value>: ObservableValue {
 
     init(read: @escaping () -> Value,
          modify: @escaping (Author?, (inout Value) -> Void) -> Void,
-         subscribe: @escaping (Bool, @escaping @Sendable (Update<Value>) -> Void) -> Subscription) {
+         subscribe: @escaping (Bool, @escaping @Sendable (Update<Value>) -> Void) -> Subscription,
+         persistence: (any VarPersistence)? = nil) {
         self.read = read
         self.modify = modify
         self.subscribe = subscribe
+        self.persistence = persistence
+    }
+
+    /// A root reference over `store`, kept in sync by `persistence`.
+    convenience init(store: VarStore<Value>, persistence: any VarPersistence) {
+        self.init(read: store.read, modify: store.modify, subscribe: store.subscribe, persistence: persistence)
     }
 
     /// The current value. Setting it notifies observers with no author.
@@ -78,7 +87,8 @@ public final class Var<Value>: ObservableValue {
                 self.subscribe(initial) { update in
                     if let part = deliver(update) { handler(part) }
                 }
-            })
+            },
+            persistence: persistence)
     }
 }
 

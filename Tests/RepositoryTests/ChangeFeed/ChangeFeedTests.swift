@@ -105,7 +105,7 @@ struct ChangeFeedTests {
         let log = FeedLog(feed)
         #expect(try await eventually { log.count(.connected) == 1 })
         try await TestServer.admin.value.query(
-            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = $1", [configuration.applicationName])
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = $1", [configuration.applicationName + " (change feed)"])
         let id = try await insertPerson("during the outage")   // not announced to a dead listener
         #expect(try await eventually { log.disconnections == 1 && log.count(.reconnected) == 1 })
         try await database.query("UPDATE people SET name = 'after' WHERE id = $1", [id])
@@ -144,7 +144,7 @@ struct ChangeFeedTests {
         feed.stop()
         await log.finished()
         #expect(try await eventually {
-            try await TestServer.admin.value.query("SELECT 1 FROM pg_stat_activity WHERE application_name = $1", [configuration.applicationName]).isEmpty
+            try await TestServer.admin.value.query("SELECT 1 FROM pg_stat_activity WHERE application_name = $1", [configuration.applicationName + " (change feed)"]).isEmpty
         })
     }
 }

@@ -1,0 +1,30 @@
+/// What the repository needs of a live store without knowing its record type.
+protocol AnyLiveStore: AnyObject, Sendable {
+    var knownVersion: Int64 { get }
+    var keyText: String { get }
+    var tableName: String { get }
+    /// Re-reads these stores (all of this one's type and table) and applies what changed.
+    func refresh(_ stores: [any AnyLiveStore]) async throws
+}
+
+extension LiveStore: AnyLiveStore {
+    var tableName: String { table.qualifiedName }
+
+    func refresh(_ stores: [any AnyLiveStore]) async throws {
+        let typed = stores.compactMap { $0 as? LiveStore<R> }
+        let rows = try await table.fetch(typed.map(\.id))
+        let byKey = Dictionary(rows.map { ($0.record.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for store in typed {
+            if let row = byKey[store.id] {
+                store.applyRemote(row.record, version: row.version)
+            } else {
+                store.markDeleted()
+            }
+        }
+    }
+}
+
+/// A weak reference: the repository keeps a store only while some handle does.
+struct WeakStore: Sendable {
+    weak var store: (any AnyLiveStore)?
+}

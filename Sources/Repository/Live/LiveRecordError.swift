@@ -1,0 +1,42 @@
+/// Why a live record could not be read or written.
+public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
+    /// No row has this key.
+    case notFound(table: String, key: String)
+    /// The row was deleted; the write was reverted.
+    case deleted(table: String, key: String)
+    /// The database refused the write (a constraint, a lost connection…); the handle was
+    /// reverted to the database's state.
+    case writeFailed(table: String, key: String, PostgresError)
+    /// Another writer changed the same columns first. `ours` and `theirs` are the two values
+    /// (of the record's type); which one the handle now holds follows the ``ConflictPolicy``.
+    case conflict(table: String, key: String, columns: [String], ours: any Sendable, theirs: any Sendable, policy: ConflictPolicy)
+    /// The listening connection was lost; live handles are re-read once it is back.
+    case changeFeedDisconnected(PostgresError)
+    /// Not a failure: the change feed is listening again, and every live row was re-read.
+    case changeFeedReconnected
+    /// Re-reading rows after a change announcement failed; the next announcement or
+    /// reconnection re-reads them.
+    case refreshFailed(table: String, any Error)
+
+    /// One sentence.
+    public var description: String {
+        switch self {
+        case .notFound(let table, let key): "no row in \(table) has id \(key)"
+        case .deleted(let table, let key): "\(table) row \(key) was deleted; the write was reverted"
+        case .writeFailed(let table, let key, let error): "writing \(table) row \(key) failed and was reverted: \(error)"
+        case .conflict(let table, let key, let columns, _, _, let policy):
+            "\(table) row \(key): another writer changed \(columns.joined(separator: ", ")) first; \(policy == .databaseWins ? "the database's values were kept" : "this process's values were written")"
+        case .changeFeedDisconnected(let error): "the change feed lost its connection and is reconnecting: \(error)"
+        case .changeFeedReconnected: "the change feed is listening again; live rows were re-read"
+        case .refreshFailed(let table, let error): "re-reading changed rows of \(table) failed: \(error)"
+        }
+    }
+}
+
+/// What happens when another writer changed the same columns as a local edit.
+public enum ConflictPolicy: Sendable, Hashable {
+    /// Keep the database's values and drop the local edit of those columns (the default).
+    case databaseWins
+    /// Write the local values over the other writer's.
+    case localWins
+}

@@ -1,0 +1,189 @@
+/// One live row: the value all its handles share, the committed row behind it, and the
+/// write-through of local changes.
+///
+/// Local changes (any author but ``Author/database``, ``Author/revert`` and ``Author/deletion``)
+/// mark the store dirty; one write loop at a time persists them in order, coalescing bursts.
+final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
+    // @unchecked: every `var` below is read and written only under `lock`. Lock order:
+    // this lock, then the value's; never the other way round.
+    let id: R.ID
+    let table: RecordTable<R>
+    let value: VarStore<R>
+    private let policy: ConflictPolicy
+    private let report: @Sendable (LiveRecordError) -> Void
+    private let lock = Lock()
+    private var committed: R
+    private var version: Int64
+    private var lifecycle = LiveState.live
+    private var isDirty = false
+    private var isWriting = false
+    private var failures: [any Error] = []
+    private var saveWaiters: [CheckedContinuation<Void, any Error>] = []
+    private var subscription: Subscription?
+
+    init(id: R.ID, record: R, version: Int64, table: RecordTable<R>, policy: ConflictPolicy,
+         report: @escaping @Sendable (LiveRecordError) -> Void) {
+        self.id = id
+        self.table = table
+        self.committed = record
+        self.version = version
+        self.policy = policy
+        self.report = report
+        self.value = VarStore(record)
+        subscription = value.subscribe(initial: false) { [weak self] update in self?.localChange(update) }
+    }
+
+    var keyText: String { LiveRepository.keyText(id) }
+    var state: LiveState { lock.withLock { lifecycle } }
+    var knownVersion: Int64 { lock.withLock { version } }
+
+    /// A new handle onto the shared value.
+    func handle() -> Var<R> { Var(store: value, persistence: self) }
+
+    func save() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let result: Result<Void, any Error>? = lock.withLock {
+                guard !isDirty, !isWriting else {
+                    saveWaiters.append(continuation)
+                    return nil
+                }
+                defer { failures.removeAll() }
+                return failures.first.map { .failure($0) } ?? .success(())
+            }
+            if let result { continuation.resume(with: result) }
+        }
+    }
+
+    // MARK: - Local changes
+
+    private static func isFromDatabase(_ author: Author?) -> Bool {
+        author == .database || author == .revert || author == .deletion
+    }
+
+    private func localChange(_ update: Update<R>) {
+        guard !Self.isFromDatabase(update.author) else { return }
+        let (startWriting, deletedRow) = lock.withLock { () -> (Bool, R?) in
+            if lifecycle == .deleted { return (false, committed) }
+            isDirty = true
+            defer { isWriting = true }
+            return (!isWriting, nil)
+        }
+        if let deletedRow {
+            value.modifyIfChanged(author: .revert) { $0 = deletedRow; return true }
+            fail(.deleted(table: table.qualifiedName, key: keyText))
+        } else if startWriting {
+            Task { await self.writeLoop() }
+        }
+    }
+
+    private func writeLoop() async {
+        while let (base, baseVersion, snapshot) = nextWrite() {
+            do {
+                try await write(snapshot, base: base, version: baseVersion)
+            } catch let error as LiveRecordError {
+                fail(error)
+            } catch {
+                revert()
+                fail(.writeFailed(table: table.qualifiedName, key: keyText, error as? PostgresError ?? PostgresError(.server, "\(error)")))
+            }
+        }
+    }
+
+    /// What to write next, or nil (waking `save()` callers) when everything is written.
+    private func nextWrite() -> (R, Int64, R)? {
+        let (job, waiters, failure) = lock.withLock { () -> ((R, Int64, R)?, [CheckedContinuation<Void, any Error>], (any Error)?) in
+            if isDirty, lifecycle == .live {
+                isDirty = false
+                return ((committed, version, value.read()), [], nil)
+            }
+            isWriting = false
+            defer { saveWaiters.removeAll(); failures.removeAll() }
+            return (nil, saveWaiters, failures.first)
+        }
+        for waiter in waiters { failure.map { waiter.resume(throwing: $0) } ?? waiter.resume() }
+        return job
+    }
+
+    /// Writes the properties `snapshot` changed since `base`; on a version conflict, merges.
+    private func write(_ snapshot: R, base: R, version baseVersion: Int64) async throws {
+        let ours = try RecordColumns(snapshot).changedProperties(since: RecordColumns(base))
+        guard !ours.isEmpty else { return }
+        if let written = try await table.update(snapshot, properties: ours, expectedVersion: baseVersion) {
+            return adopt(written.record, version: written.version, keepingEditsSince: snapshot)
+        }
+        // Someone else wrote first.
+        guard let (theirs, theirVersion) = try await table.fetch([id]).first else {
+            markDeleted()
+            revert()
+            throw LiveRecordError.deleted(table: table.qualifiedName, key: keyText)
+        }
+        let overlap = ours.intersection(try RecordColumns(theirs).changedProperties(since: RecordColumns(base)))
+        let toWrite = policy == .localWins ? ours : ours.subtracting(overlap)
+        adopt(theirs, version: theirVersion, keepingEditsSince: base, except: policy == .databaseWins ? overlap : [])
+        if !toWrite.isEmpty {
+            lock.withLock { isDirty = true }  // the next round writes them on the new version
+        }
+        guard !overlap.isEmpty else { return }
+        let conflict = LiveRecordError.conflict(table: table.qualifiedName, key: keyText, columns: overlap.sorted(),
+                                                ours: snapshot, theirs: theirs, policy: policy)
+        // With localWins our value is written next round: reported, but not a failure.
+        if policy == .localWins { return report(conflict) }
+        throw conflict
+    }
+
+    /// Makes `record` (at `version`) the committed row, and the handle's value `record` plus
+    /// the local edits made since `reference` — except `dropped` properties.
+    private func adopt(_ record: R, version newVersion: Int64, keepingEditsSince reference: R, except dropped: Set<String> = []) {
+        lock.withLock {
+            guard newVersion >= version else { return }
+            committed = record
+            version = newVersion
+        }
+        value.modifyIfChanged(author: .database) { current in
+            guard let edits = try? RecordColumns(current).changedProperties(since: RecordColumns(reference)).subtracting(dropped),
+                  let next = try? record.taking(edits, from: current),
+                  let changed = try? !RecordColumns(next).changedProperties(since: RecordColumns(current)).isEmpty,
+                  changed
+            else { return false }
+            current = next
+            return true
+        }
+    }
+
+    /// Drops every local edit: the handle shows the committed row again.
+    private func revert() {
+        let row = lock.withLock {
+            isDirty = false
+            return committed
+        }
+        value.modifyIfChanged(author: .revert) { current in
+            guard let changed = try? !RecordColumns(row).changedProperties(since: RecordColumns(current)).isEmpty, changed else { return false }
+            current = row
+            return true
+        }
+    }
+
+    private func fail(_ error: LiveRecordError) {
+        lock.withLock { failures.append(error) }
+        report(error)
+    }
+
+    // MARK: - Remote changes
+
+    /// Applies a row re-read after a change announcement, if it is newer than what we have.
+    func applyRemote(_ record: R, version newVersion: Int64) {
+        let (isNewer, base) = lock.withLock { (newVersion > version && lifecycle == .live, committed) }
+        guard isNewer else { return }
+        adopt(record, version: newVersion, keepingEditsSince: base)
+    }
+
+    /// The row is gone: say so, with an update that leaves the value as it was.
+    func markDeleted() {
+        let wasLive = lock.withLock {
+            defer { lifecycle = .deleted; isDirty = false }
+            return lifecycle == .live
+        }
+        guard wasLive else { return }
+        value.modifyIfChanged(author: .deletion) { _ in true }
+    }
+}

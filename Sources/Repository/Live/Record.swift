@@ -1,0 +1,60 @@
+import Foundation
+
+/// A struct stored as a row of a table with an `id` key and a `version bigint` column.
+///
+/// Properties map to columns (snake_case by default). The struct does not declare `version`:
+/// the live repository keeps it beside the value for optimistic concurrency. Install
+/// `live.enable_change_notifications('table')` (see the project's migrations) so that every
+/// writer bumps `version` and announces changes.
+///
+/// ```swift
+/// struct Person: Record {
+///     static let tableName = "people"
+///     var id: Int64
+///     var name: String
+/// }
+/// ```
+public protocol Record: Codable, Identifiable, Sendable where ID: SQLValueConvertible & Codable & Hashable {
+    /// The table, optionally schema-qualified (`people`, `crm.people`).
+    static var tableName: String { get }
+    /// How property names become column names.
+    static var columnNaming: ColumnNaming { get }
+}
+
+extension Record {
+    /// snake_case columns.
+    public static var columnNaming: ColumnNaming { .snakeCase }
+}
+
+/// A record's values by property, for change detection and merging.
+struct RecordColumns<R: Record> {
+    /// Each property's column and value, in declaration order.
+    let values: [(property: String, column: String, value: SQLValue)]
+
+    init(_ record: R) throws {
+        let naming = R.columnNaming
+        values = try RowEncoder(naming: .exact).encode(record).map { entry in
+            (entry.column, naming.columnName(entry.column), entry.value)
+        }
+    }
+
+    /// The properties whose values differ from `other`'s.
+    func changedProperties(since other: RecordColumns<R>) -> Set<String> {
+        let before = Dictionary(other.values.map { ($0.property, $0.value) }, uniquingKeysWith: { first, _ in first })
+        return Set(values.filter { before[$0.property] != $0.value }.map(\.property))
+    }
+}
+
+extension Record {
+    /// A copy of `self` with `properties` taken from `source`, through JSON (nil properties,
+    /// which JSON leaves out, are carried over as absent).
+    func taking(_ properties: Set<String>, from source: Self) throws -> Self {
+        guard !properties.isEmpty else { return self }
+        let encoder = JSONCoding.encoder
+        guard var target = try JSONSerialization.jsonObject(with: encoder.encode(self)) as? [String: Any],
+              let donor = try JSONSerialization.jsonObject(with: encoder.encode(source)) as? [String: Any]
+        else { return self }
+        for property in properties { target[property] = donor[property] }
+        return try JSONCoding.decoder.decode(Self.self, from: JSONSerialization.data(withJSONObject: target))
+    }
+}

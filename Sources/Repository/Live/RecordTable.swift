@@ -1,0 +1,43 @@
+/// The SQL a live repository runs for one record type.
+struct RecordTable<R: Record>: Sendable {
+    let database: Database
+    /// Counts the batched re-reads, for tests and benchmarks.
+    let fetchCounter: Locked<Int>?
+    /// The schema-qualified name, as change announcements spell it (`public.people`).
+    let qualifiedName: String
+
+    private var quoted: String { SQLIdentifier.quoted(qualified: qualifiedName) }
+
+    /// Resolves `R.tableName` through the server's search path.
+    static func resolve(_ database: Database, counter: Locked<Int>? = nil) async throws -> RecordTable {
+        let name = try await database.query(
+            "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass",
+            [R.tableName])[0].decode(String.self, at: 0)
+        return RecordTable(database: database, fetchCounter: counter, qualifiedName: name)
+    }
+
+    /// The rows with these keys and their versions, at most 1,000 keys per query.
+    func fetch(_ ids: [R.ID]) async throws -> [(record: R, version: Int64)] {
+        var rows: [(R, Int64)] = []
+        for start in stride(from: 0, to: ids.count, by: 1000) {
+            let batch = Array(ids[start..<min(start + 1000, ids.count)])
+            fetchCounter?.withLock { $0 += 1 }
+            rows += try await database.query("SELECT * FROM \(quoted) WHERE id = ANY($1)", [batch]).map(Self.decode)
+        }
+        return rows
+    }
+
+    /// Writes `properties` of `value` if the row is still at `version`; nil if it is not
+    /// (or is gone). The version goes up by one (the trigger, where installed, agrees).
+    func update(_ value: R, properties: Set<String>, expectedVersion version: Int64) async throws -> (record: R, version: Int64)? {
+        let columns = try RecordColumns(value).values.filter { properties.contains($0.property) }
+        let assignments = columns.enumerated().map { "\(SQLIdentifier.quoted($1.column)) = $\($0 + 3)" }
+        let sql = "UPDATE \(quoted) SET \((assignments + ["version = version + 1"]).joined(separator: ", ")) WHERE id = $1 AND version = $2 RETURNING *"
+        let rows = try await database.query(sql, [value.id.sqlValue, .text(String(version))] + columns.map(\.value))
+        return try rows.first.map(Self.decode)
+    }
+
+    private static func decode(_ row: Row) throws -> (R, Int64) {
+        (try row.decode(R.self, columns: R.columnNaming), try row.decode(Int64.self, column: "version"))
+    }
+}

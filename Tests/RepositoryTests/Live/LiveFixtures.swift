@@ -1,0 +1,46 @@
+import Foundation
+@testable import Repository
+
+struct Contact: Record, Equatable {
+    static let tableName = "contacts"
+    var id: Int64
+    var name: String
+    var email: String?
+}
+
+/// A database with the change-notification helper and a `contacts` table using it.
+func makeContactsDatabase() async throws -> Database {
+    let database = try await TestServer.makeDatabase()
+    try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database, to: 1)
+    try await database.withConnection { connection in
+        try await connection.execute(script: """
+            CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, email text UNIQUE, version bigint NOT NULL DEFAULT 1);
+            SELECT live.enable_change_notifications('contacts');
+            """)
+    }
+    for (id, name) in [(1, "Ada"), (2, "Grace"), (3, "Edsger")] {
+        try await database.query("INSERT INTO contacts (id, name, email) VALUES ($1, $2, $3)", [id, name, "\(name.lowercased())@example.com"])
+    }
+    return database
+}
+
+/// Runs SQL through psql: another OS process, as a user at a terminal would.
+func psql(_ sql: String, database: Database) async throws {
+    let binaries = try await ServerBinaries.locate()
+    let directory = URL(fileURLWithPath: binaries.initdb).resolvingSymlinksInPath().deletingLastPathComponent()
+    let process = Process()
+    process.executableURL = directory.appendingPathComponent("psql")
+    process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", try await TestServer.connectionString(database: database.name()), "-c", sql]
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw TestSetupError("psql failed: \(sql)") }
+}
+
+/// Collects a repository's reported errors.
+final class ErrorLog: Sendable {
+    let errors = Recorder<String>()
+    init(_ repository: LiveRepository) {
+        let errors = errors
+        Task { for await error in repository.errors { errors.append("\(error)") } }
+    }
+}

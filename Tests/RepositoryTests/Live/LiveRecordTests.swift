@@ -1,0 +1,270 @@
+import Foundation
+@testable import Repository
+import Testing
+
+@Suite("Live records")
+struct LiveRecordTests {
+    let database: Database
+    let repository: LiveRepository
+
+    init() async throws {
+        database = try await makeContactsDatabase()
+        repository = LiveRepository(database)
+    }
+
+    func row(_ id: Int) async throws -> (name: String, email: String?, version: Int) {
+        let row = try await database.query("SELECT name, email, version FROM contacts WHERE id = $1", [id])[0]
+        return (try row.decode(String.self, column: "name"), try row.decode(String?.self, column: "email"), try row.decode(Int.self, column: "version"))
+    }
+
+    @Test("read returns the row; a missing row is an error")
+    func read() async throws {
+        let ada = try await repository.read(Contact.self, id: 1)
+        #expect(ada.value == Contact(id: 1, name: "Ada", email: "ada@example.com"))
+        #expect(ada.liveState == .live)
+        await #expect(throws: LiveRecordError.self) { try await repository.read(Contact.self, id: 99) }
+    }
+
+    @Test("two reads of one row share state")
+    func identity() async throws {
+        let first = try await repository.read(Contact.self, id: 1)
+        let second = try await repository.read(Contact.self, id: 1)
+        first[\.name].value = "Augusta"
+        #expect(second.value.name == "Augusta")
+        try await second.save()
+        #expect(try await row(1).name == "Augusta")
+    }
+
+    @Test("setting a property updates observers at once and persists it, bumping the version")
+    func writeThrough() async throws {
+        let ada = try await repository.read(Contact.self, id: 1)
+        let seen = Recorder<Update<String>>()
+        let subscription = ada[\.name].observe { seen.append($0) }
+        let me = Author("form")
+        ada[\.name].set("Ada Lovelace", as: me)
+        #expect(seen.all == [Update(old: "Ada", new: "Ada Lovelace", author: me)])
+        for suffix in 1...20 { ada[\.email].value = "ada\(suffix)@example.com" }  // coalesced
+        try await ada.save()
+        let stored = try await row(1)
+        #expect(stored.name == "Ada Lovelace")
+        #expect(stored.email == "ada20@example.com")
+        #expect(stored.version >= 2 && stored.version <= 22)
+        // The echo of our own writes does not call observers again: once a later change by
+        // someone else has arrived (announcements come in commit order), there was none.
+        try await psql("UPDATE contacts SET email = 'marker@example.com' WHERE id = 1", database: database)
+        #expect(try await eventually { ada.value.email == "marker@example.com" })
+        #expect(seen.count == 1)
+        subscription.cancel()
+    }
+
+    @Test("a change committed by psql reaches observers, authored by the database")
+    func remoteChange() async throws {
+        let grace = try await repository.read(Contact.self, id: 2)
+        let seen = Recorder<Update<String>>()
+        let subscription = grace[\.name].observe { seen.append($0) }
+        try await psql("UPDATE contacts SET name = 'Grace Hopper' WHERE id = 2", database: database)
+        #expect(try await eventually { grace.value.name == "Grace Hopper" })
+        #expect(seen.all == [Update(old: "Grace", new: "Grace Hopper", author: .database)])
+        subscription.cancel()
+    }
+
+    @Test("a change made while the listener was terminated converges after it reconnects")
+    func outage() async throws {
+        let edsger = try await repository.read(Contact.self, id: 3)
+        let terminated = try await TestServer.admin.value.query(
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% (change feed)'",
+            [try await database.name()])
+        #expect(terminated.count == 1)
+        try await database.query("UPDATE contacts SET name = 'Dijkstra' WHERE id = 3")
+        #expect(try await eventually(timeout: .seconds(20)) { edsger.value.name == "Dijkstra" })
+    }
+
+    @Test("two repositories editing different fields of one row both survive")
+    func disjointEdits() async throws {
+        let other = LiveRepository(database)
+        let here = try await repository.read(Contact.self, id: 1)
+        let there = try await other.read(Contact.self, id: 1)
+        here[\.name].value = "Countess"
+        there[\.email].value = "countess@example.com"
+        try await here.save()
+        try await there.save()
+        let stored = try await row(1)
+        #expect(stored.name == "Countess")
+        #expect(stored.email == "countess@example.com")
+        #expect(try await eventually { here.value == there.value && here.value.email == "countess@example.com" && there.value.name == "Countess" })
+        other.close()
+    }
+
+    /// Runs `sql` in a transaction on its own connection and, while it holds the row's lock,
+    /// runs `edit`; commits once this repository's UPDATE is waiting for that lock. The
+    /// repository's write then finds the row at a newer version: a conflict, every time.
+    func commitUnderneath(_ sql: String, while edit: () -> Void) async throws {
+        let writer = Database(database.configuration, maximumConnections: 1)
+        try await writer.transaction { connection in
+            try await connection.query(sql)
+            edit()
+            let name = try await database.name()
+            #expect(try await eventually {
+                try await TestServer.admin.value.query(
+                    "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'UPDATE%'", [name]).count == 1
+            })
+        }
+        writer.close()
+    }
+
+    @Test("a conflicting write to different columns is merged: both edits survive")
+    func mergedConflict() async throws {
+        let here = try await repository.read(Contact.self, id: 1)
+        try await commitUnderneath("UPDATE contacts SET email = 'lovelace@example.com' WHERE id = 1") {
+            here[\.name].value = "Countess of Lovelace"
+        }
+        try await here.save()
+        let stored = try await row(1)
+        #expect(stored.name == "Countess of Lovelace")
+        #expect(stored.email == "lovelace@example.com")
+        #expect(here.value.email == "lovelace@example.com")
+    }
+
+    @Test("the same field: the database wins and the conflict is reported")
+    func sameFieldConflict() async throws {
+        let here = try await repository.read(Contact.self, id: 2)
+        try await commitUnderneath("UPDATE contacts SET name = 'Amazing Grace' WHERE id = 2") {
+            here[\.name].value = "Rear Admiral"
+        }
+        let error = await #expect(throws: LiveRecordError.self) { try await here.save() }
+        guard case .conflict(_, _, let columns, let ours, let theirs, .databaseWins) = error else {
+            Issue.record("expected a conflict, got \(String(describing: error))")
+            return
+        }
+        #expect(columns == ["name"])
+        #expect((ours as? Contact)?.name == "Rear Admiral")
+        #expect((theirs as? Contact)?.name == "Amazing Grace")
+        #expect(here.value.name == "Amazing Grace")
+        #expect(try await row(2).name == "Amazing Grace")
+    }
+
+    @Test("with localWins, the local value is written over the other writer's; the conflict is reported, save succeeds")
+    func localWins() async throws {
+        let insistent = LiveRepository(database, conflictPolicy: .localWins)
+        let errors = ErrorLog(insistent)
+        let here = try await insistent.read(Contact.self, id: 2)
+        try await commitUnderneath("UPDATE contacts SET name = 'Amazing Grace' WHERE id = 2") {
+            here[\.name].value = "Rear Admiral"
+        }
+        try await here.save()
+        #expect(try await eventually { errors.errors.all.contains { $0.contains("another writer changed name first") } })
+        #expect(try await row(2).name == "Rear Admiral")
+        #expect(here.value.name == "Rear Admiral")
+        insistent.close()
+    }
+
+    @Test("a constraint violation reverts the handle and surfaces the SQLSTATE")
+    func constraintViolation() async throws {
+        let ada = try await repository.read(Contact.self, id: 1)
+        let errors = ErrorLog(repository)
+        let seen = Recorder<Update<String?>>()
+        let subscription = ada[\.email].observe { seen.append($0) }
+        ada[\.email].value = "grace@example.com"  // taken by Grace
+        let error = await #expect(throws: LiveRecordError.self) { try await ada.save() }
+        guard case .writeFailed(_, _, let underlying) = error else {
+            Issue.record("expected writeFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(underlying.sqlState == PostgresError.Code.uniqueViolation)
+        #expect(ada.value.email == "ada@example.com")
+        #expect(seen.all.map(\.author) == [nil, .revert])
+        #expect(try await eventually { errors.errors.count == 1 })
+        subscription.cancel()
+    }
+
+    @Test("a forged NOTIFY changes nothing")
+    func forgedNotification() async throws {
+        let ada = try await repository.read(Contact.self, id: 1)
+        let seen = Recorder<Update<Contact>>()
+        let subscription = ada.observe { seen.append($0) }
+        try await database.query("SELECT pg_notify('live_changes', $1)", [#"{"table":"public.contacts","op":"update","key":1,"version":99,"name":"Mallory"}"#])
+        try await database.query("SELECT pg_notify('live_changes', $1)", [#"{"table":"public.contacts","op":"delete","key":1,"version":99}"#])
+        // A real change afterwards proves the forged ones were processed first.
+        try await psql("UPDATE contacts SET email = 'real@example.com' WHERE id = 1", database: database)
+        #expect(try await eventually { ada.value.email == "real@example.com" })
+        #expect(ada.value.name == "Ada")
+        #expect(ada.liveState == .live)
+        #expect(seen.all.map(\.new.email) == ["real@example.com"])
+        subscription.cancel()
+    }
+
+    @Test("a deleted row: the handle says so, and writing to it is reverted and reported")
+    func deletion() async throws {
+        let edsger = try await repository.read(Contact.self, id: 3)
+        let authors = Recorder<Author?>()
+        let subscription = edsger.observe { authors.append($0.author) }
+        try await psql("DELETE FROM contacts WHERE id = 3", database: database)
+        #expect(try await eventually { edsger.liveState == .deleted })
+        #expect(authors.all == [.deletion])
+        edsger[\.name].value = "ghost"
+        #expect(edsger.value.name == "Edsger")
+        await #expect(throws: LiveRecordError.self) { try await edsger.save() }
+        subscription.cancel()
+    }
+
+    @Test("1,000 live handles and one row changes: only that handle's observers run")
+    func fanOut() async throws {
+        try await database.query("INSERT INTO contacts (id, name) SELECT n, 'c' || n FROM generate_series(10, 1009) AS n")
+        let calls = Recorder<Int64>()
+        var handles: [Var<Contact>] = []
+        var subscriptions: [Subscription] = []
+        for id in Int64(10)...1009 {
+            let handle = try await repository.read(Contact.self, id: id)
+            subscriptions.append(handle.observe { calls.append($0.new.id) })
+            handles.append(handle)
+        }
+        try await psql("UPDATE contacts SET name = 'changed' WHERE id = 500", database: database)
+        #expect(try await eventually { handles[490].value.name == "changed" })
+        try await database.query("UPDATE contacts SET name = 'marker' WHERE id = 1")  // an unrelated, later change
+        let marker = try await repository.read(Contact.self, id: 1)
+        #expect(try await eventually { marker.value.name == "marker" })
+        #expect(calls.all == [500])
+        _ = subscriptions
+    }
+
+    @Test("10,000 rows changed in one transaction: every handle converges with few refetch queries")
+    func burst() async throws {
+        try await database.query("INSERT INTO contacts (id, name) SELECT n, 'c' || n FROM generate_series(100000, 109999) AS n")
+        var handles: [Var<Contact>] = []
+        for id in Int64(100_000)...109_999 { handles.append(try await repository.read(Contact.self, id: id)) }
+        let before = repository.refetchQueries
+        try await database.query("UPDATE contacts SET name = name || '!' WHERE id >= 100000")
+        #expect(try await eventually(timeout: .seconds(60)) { handles.allSatisfy { $0.value.name.hasSuffix("!") } })
+        let queries = repository.refetchQueries - before
+        print("burst: 10000 live handles converged after \(queries) refetch queries")
+        #expect(queries <= 200)
+    }
+
+    @Test("a server restart: the handle converges to a change committed after it")
+    func serverRestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/live-restart-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await LocalServer.start(.persistent(directory: directory))
+        let local = Database(server.configuration)
+        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(local)
+        let id = try await local.query("INSERT INTO people (name) VALUES ('before') RETURNING id")[0].decode(Int64.self, at: 0)
+        let repository = LiveRepository(local)
+        let errors = ErrorLog(repository)
+        let person = try await repository.read(LivePerson.self, id: id)
+
+        try await server.stop()
+        let restarted = try await LocalServer.start(.persistent(directory: directory))
+        try await local.query("UPDATE people SET name = 'after restart' WHERE id = $1", [id])
+        #expect(try await eventually(timeout: .seconds(30)) { person.value.name == "after restart" })
+        #expect(try await eventually { errors.errors.all.contains { $0.contains("listening again") } })
+        repository.close()
+        local.close()
+        try await restarted.stop()
+    }
+}
+
+struct LivePerson: Record {
+    static let tableName = "people"
+    var id: Int64
+    var name: String
+}
