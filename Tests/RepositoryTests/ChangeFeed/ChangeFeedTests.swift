@@ -43,26 +43,13 @@ struct ChangeFeedTests {
         try await database.query("INSERT INTO people (name) VALUES ($1) RETURNING id", [name])[0].decode(Int64.self, at: 0)
     }
 
-    /// Runs psql, a separate OS process, with `sql` against this suite's database.
-    func psql(_ sql: String) async throws {
-        let binaries = try await ServerBinaries.locate()
-        // psql sits beside the real initdb (which may be reached through a symlink).
-        let directory = URL(fileURLWithPath: binaries.initdb).resolvingSymlinksInPath().deletingLastPathComponent()
-        let process = Process()
-        process.executableURL = directory.appendingPathComponent("psql")
-        process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", try await TestServer.connectionString(database: database.name()), "-c", sql]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-    }
-
     @Test("a change committed by psql, another OS process, is announced with table, op, key and version")
     func psqlChange() async throws {
         let feed = ChangeFeed(configuration)
         let log = FeedLog(feed)
         #expect(try await eventually { log.count(.connected) == 1 })
         let id = try await insertPerson("Ada")
-        try await psql("UPDATE people SET name = 'Grace' WHERE id = \(id)")
+        try await psql("UPDATE people SET name = 'Grace' WHERE id = \(id)", database: database)
         let expected = Change(table: "public.people", operation: .update, key: .integer(id), version: 2)
         #expect(try await eventually { log.changes.contains(expected) })
         #expect(log.changes.first == Change(table: "public.people", operation: .insert, key: .integer(id), version: 1))
