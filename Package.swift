@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Repository", targets: ["Repository"]),
         .executable(name: "migrate", targets: ["Migrate"]),
         .executable(name: "demo", targets: ["demo"]),
+        .executable(name: "bench", targets: ["bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.0"),
@@ -48,6 +49,11 @@ let package = Package(
                 "Repository",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "bench",
+            dependencies: ["Repository", "CPostgres"],
             swiftSettings: strictSwift
         ),
         .executableTarget(

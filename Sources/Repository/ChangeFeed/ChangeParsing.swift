@@ -22,7 +22,7 @@ struct ChangeBatch {
         }
         let change: Change
         do {
-            change = try JSONDecoder().decode(Change.self, from: Data(payload.utf8))
+            change = try Change.fastParse(payload) ?? JSONDecoder().decode(Change.self, from: Data(payload.utf8))
         } catch {
             return ignored.append((String(payload.prefix(200)), "not a change announcement: \(Self.reason(error))"))
         }

@@ -36,14 +36,16 @@ public final class LiveRepository: Sendable {
     private let announced = Locked<[StoreKey: Int64]>([:])
     private let listener = Locked<Task<Void, Never>?>(nil)
     private let fetches = Locked(0)
+    private let pendingRefresh = Locked<(stores: [ObjectIdentifier: any AnyLiveStore], isRunning: Bool)>(([:], false))
     /// Open once the feed has listened: a row must be read *after* LISTEN, or a change
     /// committed in between would never be announced to it.
     private let listening = Locked<(isOpen: Bool, waiters: [UUID: CheckedContinuation<Void, Never>])>((false, [:]))
     /// Each record type's table, resolved once.
     private let tables = Locked<[ObjectIdentifier: any Sendable]>([:])
 
-    /// How many batched `SELECT … WHERE id = ANY($1)` queries have run, reads included.
-    var refetchQueries: Int { fetches.withLock { $0 } }
+    /// How many `SELECT … WHERE id = ANY($1)` queries this repository has run (reads and
+    /// refetches; up to 1,000 rows each), for monitoring and benchmarks.
+    public var rowQueries: Int { fetches.withLock { $0 } }
 
     struct StoreKey: Hashable {
         let table: String
@@ -121,6 +123,7 @@ public final class LiveRepository: Sendable {
     /// Waits until the feed has listened once — at most `timeout`, after which reads go ahead:
     /// when the feed does connect, it re-reads every live row anyway.
     private func waitUntilListening(timeout: Duration = .seconds(10)) async {
+        if listening.withLock({ $0.isOpen }) { return }
         let id = UUID()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let mustWait = listening.withLock { state in
@@ -147,11 +150,10 @@ public final class LiveRepository: Sendable {
     private func handle(_ event: ChangeFeedEvent) async {
         switch event {
         case .changes(let changes):
-            let stale = staleStores(for: changes)
-            await refresh(stale)
+            scheduleRefresh(staleStores(for: changes))
         case .reconnected:
             startListening()
-            await refresh(stores.withLock { stores in
+            scheduleRefresh(stores.withLock { stores in
                 stores = stores.filter { $0.value.store != nil }
                 return stores.values.compactMap(\.store)
             })
@@ -182,7 +184,28 @@ public final class LiveRepository: Sendable {
         }
     }
 
-    /// Re-reads stores, one batched query per table.
+    /// Queues stale stores for one refresh worker, so announcements that arrive while it
+    /// reads are re-read together in the next batch rather than one query per announcement.
+    private func scheduleRefresh(_ stale: [any AnyLiveStore]) {
+        guard !stale.isEmpty else { return }
+        let startWorker = pendingRefresh.withLock { pending in
+            for store in stale { pending.stores[ObjectIdentifier(store)] = store }
+            defer { pending.isRunning = true }
+            return !pending.isRunning
+        }
+        guard startWorker else { return }
+        Task {
+            while let batch = pendingRefresh.withLock({ pending -> [any AnyLiveStore]? in
+                guard !pending.stores.isEmpty else { pending.isRunning = false; return nil }
+                defer { pending.stores.removeAll() }
+                return Array(pending.stores.values)
+            }) {
+                await refresh(batch)
+            }
+        }
+    }
+
+    /// Re-reads stores, batched queries per table.
     private func refresh(_ stale: [any AnyLiveStore]) async {
         let byType = Dictionary(grouping: stale) { ObjectIdentifier(type(of: $0)) }
         for group in byType.values {

@@ -17,6 +17,8 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     private var lifecycle = LiveState.live
     private var isDirty = false
     private var isWriting = false
+    /// Counts local edits, so a finished write knows whether the user edited meanwhile.
+    private var edits = 0
     private var failures: [any Error] = []
     private var saveWaiters: [CheckedContinuation<Void, any Error>] = []
     private var subscription: Subscription?
@@ -65,6 +67,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
         let (startWriting, deletedRow) = lock.withLock { () -> (Bool, R?) in
             if lifecycle == .deleted { return (false, committed) }
             isDirty = true
+            edits += 1
             defer { isWriting = true }
             return (!isWriting, nil)
         }
@@ -77,9 +80,9 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     }
 
     private func writeLoop() async {
-        while let (base, baseVersion, snapshot) = nextWrite() {
+        while let (base, baseVersion, snapshot, editCount) = nextWrite() {
             do {
-                try await write(snapshot, base: base, version: baseVersion)
+                try await write(snapshot, base: base, version: baseVersion, edits: editCount)
             } catch let error as LiveRecordError {
                 fail(error)
             } catch {
@@ -90,11 +93,11 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     }
 
     /// What to write next, or nil (waking `save()` callers) when everything is written.
-    private func nextWrite() -> (R, Int64, R)? {
-        let (job, waiters, failure) = lock.withLock { () -> ((R, Int64, R)?, [CheckedContinuation<Void, any Error>], (any Error)?) in
+    private func nextWrite() -> (R, Int64, R, Int)? {
+        let (job, waiters, failure) = lock.withLock { () -> ((R, Int64, R, Int)?, [CheckedContinuation<Void, any Error>], (any Error)?) in
             if isDirty, lifecycle == .live {
                 isDirty = false
-                return ((committed, version, value.read()), [], nil)
+                return ((committed, version, value.read(), edits), [], nil)
             }
             isWriting = false
             defer { saveWaiters.removeAll(); failures.removeAll() }
@@ -105,11 +108,11 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     }
 
     /// Writes the properties `snapshot` changed since `base`; on a version conflict, merges.
-    private func write(_ snapshot: R, base: R, version baseVersion: Int64) async throws {
+    private func write(_ snapshot: R, base: R, version baseVersion: Int64, edits editCount: Int) async throws {
         let ours = try RecordColumns(snapshot).changedProperties(since: RecordColumns(base))
         guard !ours.isEmpty else { return }
         if let written = try await table.update(snapshot, properties: ours, expectedVersion: baseVersion) {
-            return adopt(written.record, version: written.version, keepingEditsSince: snapshot)
+            return adoptWritten(written.record, version: written.version, snapshot: snapshot, edits: editCount)
         }
         // Someone else wrote first.
         guard let (theirs, theirVersion) = try await table.fetch([id]).first else {
@@ -129,6 +132,23 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
         // With localWins our value is written next round: reported, but not a failure.
         if policy == .localWins { return report(conflict) }
         throw conflict
+    }
+
+    /// After our own write: with no edit since the snapshot, the row as written is the value
+    /// (no merging, no encoding); otherwise keep the later edits on top of it.
+    private func adoptWritten(_ record: R, version newVersion: Int64, snapshot: R, edits editCount: Int) {
+        let untouched = lock.withLock { () -> Bool in
+            guard edits == editCount, newVersion >= version else { return false }
+            committed = record
+            version = newVersion
+            return true
+        }
+        guard untouched else { return adopt(record, version: newVersion, keepingEditsSince: snapshot) }
+        value.modifyIfChanged(author: .database) { current in
+            guard hasChanged(current, record) else { return false }
+            current = record
+            return true
+        }
     }
 
     /// Makes `record` (at `version`) the committed row, and the handle's value `record` plus
@@ -172,9 +192,23 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
 
     /// Applies a row re-read after a change announcement, if it is newer than what we have.
     func applyRemote(_ record: R, version newVersion: Int64) {
-        let (isNewer, base) = lock.withLock { (newVersion > version && lifecycle == .live, committed) }
+        let (isNewer, isClean, base) = lock.withLock { () -> (Bool, Bool, R) in
+            let isNewer = newVersion > version && lifecycle == .live
+            let isClean = !isDirty && !isWriting
+            if isNewer, isClean {
+                committed = record
+                version = newVersion
+            }
+            return (isNewer, isClean, committed)
+        }
         guard isNewer else { return }
-        adopt(record, version: newVersion, keepingEditsSince: base)
+        guard isClean else { return adopt(record, version: newVersion, keepingEditsSince: base) }
+        // No local edits to keep: take the row as it is (no encoding needed).
+        value.modifyIfChanged(author: .database) { current in
+            guard hasChanged(current, record) else { return false }
+            current = record
+            return true
+        }
     }
 
     /// The row is gone: say so, with an update that leaves the value as it was.

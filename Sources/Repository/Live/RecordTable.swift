@@ -18,6 +18,10 @@ struct RecordTable<R: Record>: Sendable {
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
     func fetch(_ ids: [R.ID]) async throws -> [(record: R, version: Int64)] {
+        if ids.count == 1 {
+            fetchCounter?.withLock { $0 += 1 }
+            return try await database.query("SELECT * FROM \(quoted) WHERE id = $1", [ids[0]]).map(Self.decode)
+        }
         var rows: [(R, Int64)] = []
         for start in stride(from: 0, to: ids.count, by: 1000) {
             let batch = Array(ids[start..<min(start + 1000, ids.count)])

@@ -67,6 +67,8 @@ public final class Database: Sendable {
     // MARK: - Checking connections out and in
 
     private func acquire() async throws -> Connection {
+        // Fast path: an idle connection, with no continuation or cancellation handler.
+        if let idle = pool.withLock({ $0.isClosed ? nil : $0.idle.popLast() }) { return idle }
         let id = pool.withLock { state in state.nextWaiterID += 1; return state.nextWaiterID }
         let granted: Connection? = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -232,10 +232,10 @@ struct LiveRecordTests {
         try await database.query("INSERT INTO contacts (id, name) SELECT n, 'c' || n FROM generate_series(100000, 109999) AS n")
         var handles: [Var<Contact>] = []
         for id in Int64(100_000)...109_999 { handles.append(try await repository.read(Contact.self, id: id)) }
-        let before = repository.refetchQueries
+        let before = repository.rowQueries
         try await database.query("UPDATE contacts SET name = name || '!' WHERE id >= 100000")
         #expect(try await eventually(timeout: .seconds(60)) { handles.allSatisfy { $0.value.name.hasSuffix("!") } })
-        let queries = repository.refetchQueries - before
+        let queries = repository.rowQueries - before
         print("burst: 10000 live handles converged after \(queries) refetch queries")
         #expect(queries <= 200)
     }

@@ -1,0 +1,169 @@
+import Foundation
+import Repository
+
+/// The five cases of the benchmark, each beside its raw libpq baseline.
+struct Cases {
+    let environment: BenchEnvironment
+    let iterations: Int
+
+    /// `read(id:)` — fetch, decode, handle — against `PQexecPrepared` of the same SELECT.
+    func read() async throws -> BenchResult {
+        let raw = try RawPostgres(environment.conninfo)
+        try raw.prepare("read", "SELECT * FROM bench_rows WHERE id = $1")
+        var id = 0
+        let baseline = await measure(iterations) {
+            id = id % environment.rows + 1
+            raw.executePrepared("read", [String(id)])
+        }
+        let repository = LiveRepository(environment.database)
+        defer { repository.close() }
+        let library = try await measure(iterations) {
+            id = id % environment.rows + 1
+            _ = try await repository.read(BenchRow.self, id: Int64(id))  // released at once: the next read fetches
+        }
+        return result("read", library, baseline, target: "p50 ratio <= 1.25") { $0 <= 1.25 }
+    }
+
+    /// `Database.query` of the same SELECT, decoded: what the pool and thread hops cost alone.
+    func query() async throws -> BenchResult {
+        let raw = try RawPostgres(environment.conninfo)
+        try raw.prepare("read", "SELECT * FROM bench_rows WHERE id = $1")
+        let baseline = await measure(iterations) { raw.executePrepared("read", ["1"]) }
+        let library = try await measure(iterations) {
+            _ = try await environment.database.query("SELECT * FROM bench_rows WHERE id = $1", [1]).decode(BenchRow.self)
+        }
+        return result("query (Database.query + decode)", library, baseline, target: "(informative)") { _ in true }
+    }
+
+    /// An UPDATE committed by another connection until the observer runs, against a bare
+    /// NOTIFY's wake-up and a bare SELECT.
+    func propagation() async throws -> (BenchResult, selectP50: Double) {
+        let writer = try RawPostgres(environment.conninfo)
+        let listener = try RawPostgres(environment.conninfo)
+        try listener.execute("LISTEN bench_raw")
+        let notify = try await measure(iterations) {
+            try writer.execute("NOTIFY bench_raw")
+            _ = listener.waitForNotification()
+        }
+        try writer.prepare("select", "SELECT * FROM bench_rows WHERE id = $1")
+        let select = await measure(iterations) { writer.executePrepared("select", ["1"]) }
+        let library = try await observedChange(handles: 1, writer: writer)
+        let budget = notify.p50 + 1.5 * select.p50
+        var row = result("propagation", library, notify, target: "p50 <= notify + 1.5 x select") { _ in library.p50 <= budget }
+        row = BenchResult(name: row.name, unit: row.unit, library: row.library, libraryP99: row.libraryP99, baseline: row.baseline,
+                          baselineP99: row.baselineP99, ratio: row.ratio, target: row.target, met: row.met,
+                          note: String(format: "budget %.1f us = notify p50 %.1f + 1.5 x select p50 %.1f", budget, notify.p50, select.p50))
+        return (row, select.p50)
+    }
+
+    /// Time from a committed UPDATE of row 1 to its observer, with `handles` rows live.
+    func observedChange(handles: Int, writer: RawPostgres, repository existing: LiveRepository? = nil) async throws -> Samples {
+        let repository = existing ?? LiveRepository(environment.database)
+        defer { if existing == nil { repository.close() } }
+        let signal = UpdateSignal()
+        let handle = try await repository.read(BenchRow.self, id: 1)
+        let subscription = handle[\.n].observe { _ in signal.fire() }
+        defer { subscription.cancel() }
+        var value = handle.value.n
+        return try await measure(iterations, warmUp: 20) {
+            value += 1
+            try await signal.wait { try writer.execute("UPDATE bench_rows SET n = \(value) WHERE id = 1") }
+        }
+    }
+
+    /// The cost of one change with 1, 1,000 and `maximum` handles live, and memory per handle.
+    func fanOut(maximum: Int) async throws -> [BenchResult] {
+        let writer = try RawPostgres(environment.conninfo)
+        let repository = LiveRepository(environment.database)
+        defer { repository.close() }
+        var handles: [Var<BenchRow>] = []
+        var costs: [Int: Samples] = [:]
+        var memoryPerHandle = 0.0
+        for count in [1, 1000, maximum] {
+            let before = residentMemory()
+            for id in handles.count..<count { handles.append(try await repository.read(BenchRow.self, id: Int64(id + 1))) }
+            if count == maximum, count > 1000 {
+                memoryPerHandle = Double(residentMemory() - before) / Double(count - 1000)
+            }
+            costs[count] = try await observedChange(handles: count, writer: writer, repository: repository)
+        }
+        let one = costs[1]!, many = costs[maximum]!
+        return [
+            result("fan-out \(maximum) vs 1", many, one, target: "p50 ratio <= 1.2") { $0 <= 1.2 },
+            BenchResult(name: "fan-out 1000 vs 1", unit: "us", library: costs[1000]!.p50, libraryP99: costs[1000]!.p99,
+                        baseline: one.p50, baselineP99: one.p99, ratio: costs[1000]!.p50 / one.p50, target: "(informative)",
+                        met: true, note: ""),
+            BenchResult(name: "memory per idle handle", unit: "bytes", library: memoryPerHandle, libraryP99: nil,
+                        baseline: 2048, baselineP99: nil, ratio: memoryPerHandle / 2048, target: "<= 2048 bytes",
+                        met: memoryPerHandle <= 2048, note: "resident memory growth over \(maximum - 1000) handles"),
+        ]
+    }
+
+    /// 10,000 rows changed in one transaction until every handle converged, against one raw
+    /// batched SELECT of those rows.
+    func burst(rows: Int = 10_000) async throws -> BenchResult {
+        let raw = try RawPostgres(environment.conninfo)
+        try raw.prepare("batch", "SELECT * FROM bench_rows WHERE id = ANY($1::bigint[])")
+        let ids = "{" + (1...rows).map(String.init).joined(separator: ",") + "}"
+        let baseline = await measure(20, warmUp: 3) { raw.executePrepared("batch", [ids]) }
+
+        let repository = LiveRepository(environment.database)
+        defer { repository.close() }
+        var handles: [Var<BenchRow>] = []
+        for id in 1...rows { handles.append(try await repository.read(BenchRow.self, id: Int64(id))) }
+        let seen = LockedBox(0)
+        let signal = UpdateSignal()
+        let subscriptions = handles.map { handle in
+            handle[\.n].observe { _ in if seen.update({ $0 += 1; return $0 }) == rows { signal.fire() } }
+        }
+        defer { subscriptions.forEach { $0.cancel() } }
+        var library = Samples()
+        var updates = Samples()
+        let before = repository.rowQueries
+        for round in 1...5 {
+            seen.update { $0 = 0 }
+            var committed = ContinuousClock.now
+            try await signal.wait {
+                let start = ContinuousClock.now
+                try raw.execute("UPDATE bench_rows SET n = n + 1000 + \(round) WHERE id <= \(rows)")
+                committed = ContinuousClock.now
+                updates.add(committed - start)
+            }
+            library.add(ContinuousClock.now - committed)
+        }
+        let queries = (repository.rowQueries - before) / 5
+        var row = result("burst \(rows) rows", library, baseline, target: "p50 ratio <= 2") { $0 <= 2 }
+        row = BenchResult(name: row.name, unit: row.unit, library: row.library, libraryP99: row.libraryP99, baseline: row.baseline,
+                          baselineP99: row.baselineP99, ratio: row.ratio, target: row.target, met: row.met,
+                          note: String(format: "measured from the commit; %d refetch queries per burst; the UPDATE itself (10,000 trigger runs) took p50 %.0f us more", queries, updates.p50))
+        return row
+    }
+
+    /// Durable sets per second through a handle (set, then save) against a raw UPDATE loop.
+    func writeThrough() async throws -> BenchResult {
+        let raw = try RawPostgres(environment.conninfo)
+        try raw.prepare("update", "UPDATE bench_rows SET name = $1, version = version + 1 WHERE id = $2")
+        let baseline = await measure(iterations) { raw.executePrepared("update", ["raw", "2"]) }
+        let repository = LiveRepository(environment.database)
+        defer { repository.close() }
+        let handle = try await repository.read(BenchRow.self, id: 3)
+        var counter = 0
+        let library = try await measure(iterations) {
+            counter += 1
+            handle[\.name].value = "set \(counter)"
+            try await handle.save()
+        }
+        let libraryRate = 1e6 / library.p50, rawRate = 1e6 / baseline.p50
+        return BenchResult(name: "write-through", unit: "sets/s", library: libraryRate, libraryP99: nil, baseline: rawRate,
+                           baselineP99: nil, ratio: libraryRate / rawRate, target: "rate ratio >= 0.8",
+                           met: libraryRate / rawRate >= 0.8,
+                           note: String(format: "per durable set: library p50 %.1f us, p99 %.1f us; raw p50 %.1f us, p99 %.1f us",
+                                        library.p50, library.p99, baseline.p50, baseline.p99))
+    }
+
+    private func result(_ name: String, _ library: Samples, _ baseline: Samples, target: String, met: (Double) -> Bool) -> BenchResult {
+        let ratio = library.p50 / baseline.p50
+        return BenchResult(name: name, unit: "us", library: library.p50, libraryP99: library.p99, baseline: baseline.p50,
+                           baselineP99: baseline.p99, ratio: ratio, target: target, met: met(ratio), note: "")
+    }
+}
