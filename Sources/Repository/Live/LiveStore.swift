@@ -100,6 +100,9 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
                 return ((committed, version, value.read(), edits), [], nil)
             }
             isWriting = false
+            // Failures are handed to the callers waiting in save(); with none waiting, they
+            // stay for the next save() to throw.
+            guard !saveWaiters.isEmpty else { return (nil, [], nil) }
             defer { saveWaiters.removeAll(); failures.removeAll() }
             return (nil, saveWaiters, failures.first)
         }
@@ -109,7 +112,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
 
     /// Writes the properties `snapshot` changed since `base`; on a version conflict, merges.
     private func write(_ snapshot: R, base: R, version baseVersion: Int64, edits editCount: Int) async throws {
-        let ours = try RecordColumns(snapshot).changedProperties(since: RecordColumns(base))
+        let ours = try RecordColumns(snapshot).writableChanges(since: RecordColumns(base))
         guard !ours.isEmpty else { return }
         if let written = try await table.update(snapshot, properties: ours, expectedVersion: baseVersion) {
             return adoptWritten(written.record, version: written.version, snapshot: snapshot, edits: editCount)
@@ -120,7 +123,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
             revert()
             throw LiveRecordError.deleted(table: table.qualifiedName, key: keyText)
         }
-        let overlap = ours.intersection(try RecordColumns(theirs).changedProperties(since: RecordColumns(base)))
+        let overlap = ours.intersection(try RecordColumns(theirs).writableChanges(since: RecordColumns(base)))
         let toWrite = policy == .localWins ? ours : ours.subtracting(overlap)
         adopt(theirs, version: theirVersion, keepingEditsSince: base, except: policy == .databaseWins ? overlap : [])
         if !toWrite.isEmpty {
@@ -160,7 +163,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
             version = newVersion
         }
         value.modifyIfChanged(author: .database) { current in
-            guard let edits = try? RecordColumns(current).changedProperties(since: RecordColumns(reference)).subtracting(dropped),
+            guard let edits = try? RecordColumns(current).writableChanges(since: RecordColumns(reference)).subtracting(dropped),
                   let next = try? record.taking(edits, from: current),
                   let changed = try? !RecordColumns(next).changedProperties(since: RecordColumns(current)).isEmpty,
                   changed

@@ -2,8 +2,9 @@ import Foundation
 
 /// A struct stored as a row of a table with an `id` key and a `version bigint` column.
 ///
-/// Properties map to columns (snake_case by default). The struct does not declare `version`:
-/// the live repository keeps it beside the value for optimistic concurrency. Install
+/// Properties map to columns (snake_case by default). The struct need not declare `version`:
+/// the live repository keeps it beside the value for optimistic concurrency. A `version`
+/// property, if declared, is read like any column and never written; neither is `id`. Install
 /// `live.enable_change_notifications('table')` (see the project's migrations) so that every
 /// writer bumps `version` and announces changes.
 ///
@@ -38,10 +39,19 @@ struct RecordColumns<R: Record> {
         }
     }
 
+    /// Columns a write never sets: the key, and the version the write is conditioned on.
+    static var managedColumns: Set<String> { ["id", "version"] }
+
     /// The properties whose values differ from `other`'s.
     func changedProperties(since other: RecordColumns<R>) -> Set<String> {
         let before = Dictionary(other.values.map { ($0.property, $0.value) }, uniquingKeysWith: { first, _ in first })
         return Set(values.filter { before[$0.property] != $0.value }.map(\.property))
+    }
+
+    /// The changed properties a write may set: all but the key and the version.
+    func writableChanges(since other: RecordColumns<R>) -> Set<String> {
+        let managed = Set(values.filter { Self.managedColumns.contains($0.column) }.map(\.property))
+        return changedProperties(since: other).subtracting(managed)
     }
 }
 

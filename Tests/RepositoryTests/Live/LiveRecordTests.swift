@@ -240,6 +240,27 @@ struct LiveRecordTests {
         #expect(queries <= 200)
     }
 
+    @Test("a failure of a write nobody awaited is thrown by the next save()")
+    func failureKeptForLaterSave() async throws {
+        let ada = try await repository.read(Contact.self, id: 1)
+        ada[\.email].value = "grace@example.com"  // taken by Grace: fails in the background
+        #expect(try await eventually { ada.value.email == "ada@example.com" })  // reverted, nobody waiting
+        await #expect(throws: LiveRecordError.self) { try await ada.save() }
+        try await ada.save()  // reported once
+    }
+
+    @Test("a record that declares version reads it, and writes never set id or version")
+    func declaredVersion() async throws {
+        let contact = try await repository.read(VersionedContact.self, id: 1)
+        #expect(contact.value.version == 1)
+        contact[\.name].value = "Ada, versioned"
+        contact[\.version].value = 42  // not a column a write sets
+        try await contact.save()
+        #expect(try await row(1).name == "Ada, versioned")
+        #expect(try await row(1).version == 2)
+        #expect(try await eventually { contact.value.version == 2 })
+    }
+
     @Test("a server restart: the handle converges to a change committed after it")
     func serverRestart() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/live-restart-\(UInt32.random(in: 0...UInt32.max))"
@@ -261,6 +282,13 @@ struct LiveRecordTests {
         local.close()
         try await restarted.stop()
     }
+}
+
+struct VersionedContact: Record {
+    static let tableName = "contacts"
+    var id: Int64
+    var name: String
+    var version: Int64
 }
 
 struct LivePerson: Record {
