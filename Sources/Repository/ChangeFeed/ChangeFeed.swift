@@ -33,8 +33,11 @@ public final class ChangeFeed: Sendable {
     /// The first event is ``ChangeFeedEvent/connected`` or,
     /// if the server cannot be reached yet, ``ChangeFeedEvent/disconnected(_:)``.
     /// - Parameters:
+    ///   - configuration: the server and database to listen on.
+    ///   - channel: the NOTIFY channel; the installed triggers use ``defaultChannel``.
     ///   - pingInterval: how long the connection may be silent before a ping checks it.
     ///   - maximumBackoff: the longest wait between reconnection attempts.
+    ///   - logger: receives outages and ignored notifications.
     public init(_ configuration: ConnectionConfiguration, channel: String = ChangeFeed.defaultChannel,
                 pingInterval: Duration = .seconds(10), maximumBackoff: Duration = .seconds(5),
                 logger: Logger = Logger(label: "Repository.ChangeFeed")) {
