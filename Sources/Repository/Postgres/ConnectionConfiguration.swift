@@ -66,7 +66,8 @@ public struct ConnectionConfiguration: Sendable {
         overriding("dbname", name)
     }
 
-    /// A copy that connects as another role.
+    /// A copy that connects as another role, with `password` — or with none when it is nil, so
+    /// the original role's password is never offered for another role.
     public func user(_ name: String, password: String? = nil) -> ConnectionConfiguration {
         var copy = overriding("user", name)
         copy.overrides.append(("password", password ?? ""))
