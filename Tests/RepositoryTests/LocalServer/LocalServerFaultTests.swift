@@ -15,12 +15,12 @@ struct LocalServerFaultTests {
 
     @Test("as root, the server runs as the postgres account", .enabled(if: geteuid() == 0))
     func unprivilegedServer() async throws {
-        let target = try await TestServer.shared.value
-        let server = try #require(target.local)
+        let server = try await LocalServer.start(.throwaway)
         let pid = try #require(server.processID)
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let uid = status.split(separator: "\n").first { $0.hasPrefix("Uid:") }?.split(separator: "\t").dropFirst().first
         #expect(uid.flatMap { UInt32($0) } == getpwnam("postgres")?.pointee.pw_uid)
+        try await server.stop()
     }
 
     /// Run in a child process by `killedOwner`: starts a throwaway server, reports where, waits.
