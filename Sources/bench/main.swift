@@ -21,7 +21,13 @@ do {
     var results: [BenchResult] = []
     log("query…");         results.append(try await cases.query())
     log("read…");          results.append(try await cases.read())
-    log("propagation…");   results.append(try await cases.propagation().0)
+    log("propagation…")
+    let (propagation, triggerPath) = try await cases.propagation()
+    results.append(propagation)
+    results.append(BenchResult(name: "UPDATE -> NOTIFY (raw)", unit: "us", library: triggerPath.p50, libraryP99: triggerPath.p99,
+                               baseline: propagation.baseline, baselineP99: propagation.baselineP99,
+                               ratio: triggerPath.p50 / propagation.baseline, target: "(informative)", met: true,
+                               note: "a raw listener's wake-up for the same UPDATE through the version and notify triggers"))
     log("fan-out…");       results += try await cases.fanOut(maximum: maximumHandles)
     log("burst…");         results.append(try await cases.burst())
     log("write-through…"); results.append(try await cases.writeThrough())

@@ -28,6 +28,8 @@ public final class ChangeFeed: Sendable {
 
     private let isStopping = Locked(false)
     private let wakeUp: (read: Int32, write: Int32)
+    /// Set by a consumer that re-reads rows on the feed's own thread (the live repository).
+    let reader = WeakChangeFeedReader()
 
     /// Starts listening on `channel`, as application `<configuration.applicationName> (change feed)`.
     /// The first event is ``ChangeFeedEvent/connected`` or,
@@ -53,12 +55,12 @@ public final class ChangeFeed: Sendable {
         wakeUp = (fds[0], fds[1])
         let (events, continuation) = AsyncStream<ChangeFeedEvent>.makeStream()
         self.events = events
-        let (isStopping, wakeUpRead) = (isStopping, fds[0])
+        let (isStopping, wakeUpRead, reader) = (isStopping, fds[0], reader)
         let thread = Thread {
             // The loop, and the connection it owns, live and die on this thread.
             ListenLoop(configuration: configuration, channel: channel, pingInterval: pingInterval,
                        maximumBackoff: maximumBackoff, logger: logger, emit: { continuation.yield($0) },
-                       wakeUp: wakeUpRead, isStopping: isStopping).run()
+                       wakeUp: wakeUpRead, isStopping: isStopping, reader: reader).run()
             continuation.finish()
         }
         thread.name = "change feed \(channel)"

@@ -12,14 +12,18 @@ final class ListenLoop {
     private let emit: @Sendable (ChangeFeedEvent) -> Void
     private let wakeUp: Int32
     private let isStopping: Locked<Bool>
+    private let reader: WeakChangeFeedReader
 
     private var connection: OpaquePointer?
+    /// Statements prepared on the current connection (cleared with it).
+    private var prepared: [String: String] = [:]
     private var hasConnected = false
     private var isInOutage = false
     private var backoff: Duration = .milliseconds(100)
 
     init(configuration: ConnectionConfiguration, channel: String, pingInterval: Duration, maximumBackoff: Duration,
-         logger: Logger, emit: @escaping @Sendable (ChangeFeedEvent) -> Void, wakeUp: Int32, isStopping: Locked<Bool>) {
+         logger: Logger, emit: @escaping @Sendable (ChangeFeedEvent) -> Void, wakeUp: Int32, isStopping: Locked<Bool>,
+         reader: WeakChangeFeedReader) {
         self.configuration = configuration
         self.channel = channel
         self.pingInterval = pingInterval
@@ -28,6 +32,7 @@ final class ListenLoop {
         self.emit = emit
         self.wakeUp = wakeUp
         self.isStopping = isStopping
+        self.reader = reader
     }
 
     func run() {
@@ -75,6 +80,7 @@ final class ListenLoop {
             return false
         }
         connection = pg
+        prepared.removeAll()
         backoff = .milliseconds(100)
         isInOutage = false
         emit(hasConnected ? .reconnected : .connected)
@@ -106,17 +112,54 @@ final class ListenLoop {
         emit(.disconnected(error))
     }
 
+    /// Drains every buffered notification, lets the reader re-read what changed, and repeats:
+    /// notifications that arrive during those reads are buffered by libpq, where `poll` would
+    /// not see them.
     private func drainNotifications(_ pg: OpaquePointer) {
-        var batch = ChangeBatch()
-        while let notification = PQnotifies(pg) {
-            batch.add(payload: String(cString: notification.pointee.extra))
-            PQfreemem(notification)
+        while true {
+            var batch = ChangeBatch()
+            while let notification = PQnotifies(pg) {
+                batch.add(payload: String(cString: notification.pointee.extra))
+                PQfreemem(notification)
+            }
+            guard !batch.isEmpty else { return }
+            for (payload, reason) in batch.ignored {
+                logger.warning("ignored a notification", metadata: ["payload": "\(payload)", "reason": "\(reason)"])
+                emit(.ignored(payload: payload, reason: reason))
+            }
+            guard !batch.changes.isEmpty else { continue }
+            reader.current?.refresh(batch.changes) { sql, values in try query(pg, sql, values) }
+            emit(.changes(batch.changes))
+            if PQstatus(pg) != CONNECTION_OK { return lost(pg) }
         }
-        for (payload, reason) in batch.ignored {
-            logger.warning("ignored a notification", metadata: ["payload": "\(payload)", "reason": "\(reason)"])
-            emit(.ignored(payload: payload, reason: reason))
+    }
+
+    /// Runs one statement on the feed's connection, on this thread.
+    private func query(_ pg: OpaquePointer, _ sql: String, _ values: [SQLValue]) throws -> QueryResult {
+        let bound = try BoundParameters(values, statement: sql)
+        let name = try preparedName(pg, sql)
+        let raw = bound.withPointers { count, values, lengths, formats in
+            PQexecPrepared(pg, name, count, values, lengths, formats, 1)
         }
-        if !batch.changes.isEmpty { emit(.changes(batch.changes)) }
+        return try check(pg, raw, sql)
+    }
+
+    /// The same few re-read statements run for every burst: prepare each once per connection.
+    private func preparedName(_ pg: OpaquePointer, _ sql: String) throws -> String {
+        if let name = prepared[sql] { return name }
+        let name = "feed\(prepared.count + 1)"
+        _ = try check(pg, PQprepare(pg, name, sql, 0, nil), sql)
+        prepared[sql] = name
+        return name
+    }
+
+    private func check(_ pg: OpaquePointer, _ raw: OpaquePointer?, _ sql: String) throws -> QueryResult {
+        defer { PQclear(raw) }
+        guard let raw, [PGRES_TUPLES_OK, PGRES_COMMAND_OK].contains(PQresultStatus(raw)) else {
+            throw raw.map { ResultReader.error($0, statement: sql, redact: configuration.redact) }
+                ?? PostgresError(.connectionLost, "the change feed's connection failed", statement: sql)
+        }
+        return ResultReader.read(raw)
     }
 
     private func waitForWakeUp(_ duration: Duration) {

@@ -5,6 +5,8 @@ protocol AnyLiveStore: AnyObject, Sendable {
     var tableName: String { get }
     /// Re-reads these stores (all of this one's type and table) and applies what changed.
     func refresh(_ stores: [any AnyLiveStore]) async throws
+    /// The same, through the change feed's connection, on its thread.
+    func refresh(_ stores: [any AnyLiveStore], using query: (String, [SQLValue]) throws -> QueryResult) throws
 }
 
 extension LiveStore: AnyLiveStore {
@@ -12,7 +14,16 @@ extension LiveStore: AnyLiveStore {
 
     func refresh(_ stores: [any AnyLiveStore]) async throws {
         let typed = stores.compactMap { $0 as? LiveStore<R> }
-        let rows = try await table.fetch(typed.map(\.id))
+        apply(try await table.fetch(typed.map(\.id)), to: typed)
+    }
+
+    func refresh(_ stores: [any AnyLiveStore], using query: (String, [SQLValue]) throws -> QueryResult) throws {
+        let typed = stores.compactMap { $0 as? LiveStore<R> }
+        apply(try table.fetch(typed.map(\.id), using: query), to: typed)
+    }
+
+    /// Applies re-read rows; a store whose row did not come back was deleted.
+    private func apply(_ rows: [(record: R, version: Int64)], to typed: [LiveStore<R>]) {
         let byKey = Dictionary(rows.map { ($0.record.id, $0) }, uniquingKeysWith: { first, _ in first })
         for store in typed {
             if let row = byKey[store.id] {

@@ -63,6 +63,7 @@ public final class LiveRepository: Sendable {
         self.report = { continuation.yield($0) }
         feed = ChangeFeed(database.configuration, channel: channel)
         let events = feed.events
+        defer { feed.reader.set(self) }  // announced rows are re-read on the feed's thread
         listener.withLock {
             $0 = Task { [weak self] in
                 for await event in events {
@@ -149,8 +150,8 @@ public final class LiveRepository: Sendable {
 
     private func handle(_ event: ChangeFeedEvent) async {
         switch event {
-        case .changes(let changes):
-            scheduleRefresh(staleStores(for: changes))
+        case .changes:
+            break  // already re-read on the feed's own thread, through ChangeFeedReader
         case .reconnected:
             startListening()
             scheduleRefresh(stores.withLock { stores in
@@ -217,3 +218,20 @@ public final class LiveRepository: Sendable {
         }
     }
 }
+
+extension LiveRepository: ChangeFeedReader {
+    /// Re-reads the announced rows that live handles hold, on the feed's thread and connection.
+    func refresh(_ changes: [Change], using query: (String, [SQLValue]) throws -> QueryResult) {
+        let stale = staleStores(for: changes)
+        for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
+            do {
+                try group[0].refresh(group, using: query)
+            } catch {
+                // Re-read later through the pool instead.
+                report(.refreshFailed(table: group[0].tableName, error))
+                scheduleRefresh(group)
+            }
+        }
+    }
+}
+

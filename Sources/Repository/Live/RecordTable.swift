@@ -18,17 +18,25 @@ struct RecordTable<R: Record>: Sendable {
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
     func fetch(_ ids: [R.ID]) async throws -> [(record: R, version: Int64)] {
-        if ids.count == 1 {
-            fetchCounter?.withLock { $0 += 1 }
-            return try await database.query("SELECT * FROM \(quoted) WHERE id = $1", [ids[0]]).map(Self.decode)
-        }
         var rows: [(R, Int64)] = []
-        for start in stride(from: 0, to: ids.count, by: 1000) {
-            let batch = Array(ids[start..<min(start + 1000, ids.count)])
-            fetchCounter?.withLock { $0 += 1 }
-            rows += try await database.query("SELECT * FROM \(quoted) WHERE id = ANY($1)", [batch]).map(Self.decode)
+        for (sql, parameters) in selects(ids) {
+            rows += try await database.query(sql, parameters).map(Self.decode)
         }
         return rows
+    }
+
+    /// The same, through `query` (the change feed's connection, on its own thread).
+    func fetch(_ ids: [R.ID], using query: (String, [SQLValue]) throws -> QueryResult) throws -> [(record: R, version: Int64)] {
+        try selects(ids).flatMap { sql, parameters in try query(sql, parameters.map(\.sqlValue)).map(Self.decode) }
+    }
+
+    /// One statement per 1,000 keys; a single key uses `id = $1`, which plans better than ANY.
+    private func selects(_ ids: [R.ID]) -> [(String, [any SQLValueConvertible])] {
+        stride(from: 0, to: ids.count, by: 1000).map { start in
+            fetchCounter?.withLock { $0 += 1 }
+            if ids.count == 1 { return ("SELECT * FROM \(quoted) WHERE id = $1", [ids[0]]) }
+            return ("SELECT * FROM \(quoted) WHERE id = ANY($1)", [Array(ids[start..<min(start + 1000, ids.count)])])
+        }
     }
 
     /// Writes `properties` of `value` if the row is still at `version`; nil if it is not
