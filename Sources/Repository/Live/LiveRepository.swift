@@ -220,9 +220,15 @@ public final class LiveRepository: Sendable {
 }
 
 extension LiveRepository: ChangeFeedReader {
+    /// The most stale rows the feed's thread re-reads itself.
+    static let feedThreadRefreshLimit = 64
+
     /// Re-reads the announced rows that live handles hold, on the feed's thread and connection.
     func refresh(_ changes: [Change], using query: (String, [SQLValue]) throws -> QueryResult) {
         let stale = staleStores(for: changes)
+        // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker, so the
+        // feed goes on receiving while the rows are re-read on another thread.
+        guard stale.count <= Self.feedThreadRefreshLimit else { return scheduleRefresh(stale) }
         for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
             do {
                 try group[0].refresh(group, using: query)
