@@ -6,19 +6,18 @@ struct Cases {
     let environment: BenchEnvironment
     let iterations: Int
 
-    /// `read(id:)` — fetch, decode, handle — against `PQexecPrepared` of the same SELECT.
+    /// `read(id:)` — fetch, decode, handle — against `PQexecPrepared` of the same SELECT,
+    /// measured alternately.
     func read() async throws -> BenchResult {
         let raw = try RawPostgres(environment.conninfo)
         try raw.prepare("read", "SELECT * FROM bench_rows WHERE id = $1")
-        var id = 0
-        let baseline = await measure(iterations) {
-            id = id % environment.rows + 1
-            raw.executePrepared("read", [String(id)])
-        }
         let repository = LiveRepository(environment.database)
         defer { repository.close() }
-        let library = try await measure(iterations) {
+        var id = 0
+        let (baseline, library) = try await measureInterleaved(iterations) {
             id = id % environment.rows + 1
+            raw.executePrepared("read", [String(id)])
+        } library: {
             _ = try await repository.read(BenchRow.self, id: Int64(id))  // released at once: the next read fetches
         }
         return result("read", library, baseline, target: "p50 ratio <= 1.25") { $0 <= 1.25 }
@@ -28,8 +27,9 @@ struct Cases {
     func query() async throws -> BenchResult {
         let raw = try RawPostgres(environment.conninfo)
         try raw.prepare("read", "SELECT * FROM bench_rows WHERE id = $1")
-        let baseline = await measure(iterations) { raw.executePrepared("read", ["1"]) }
-        let library = try await measure(iterations) {
+        let (baseline, library) = try await measureInterleaved(iterations) {
+            raw.executePrepared("read", ["1"])
+        } library: {
             _ = try await environment.database.query("SELECT * FROM bench_rows WHERE id = $1", [1]).decode(BenchRow.self)
         }
         return result("query (Database.query + decode)", library, baseline, target: "(informative)") { _ in true }

@@ -32,6 +32,27 @@ func measure(_ count: Int, warmUp: Int = 50, _ body: () async throws -> Void) as
     return samples
 }
 
+/// Times `raw` and `library` alternately, `count` times each, so both see the same machine
+/// conditions — on a shared, noisy machine, separate blocks drift apart.
+func measureInterleaved(_ count: Int, warmUp: Int = 50, raw: () throws -> Void,
+                        library: () async throws -> Void) async rethrows -> (raw: Samples, library: Samples) {
+    for _ in 0..<warmUp {
+        try raw()
+        try await library()
+    }
+    var rawSamples = Samples(), librarySamples = Samples()
+    let clock = ContinuousClock()
+    for _ in 0..<count {
+        var start = clock.now
+        try raw()
+        rawSamples.add(clock.now - start)
+        start = clock.now
+        try await library()
+        librarySamples.add(clock.now - start)
+    }
+    return (rawSamples, librarySamples)
+}
+
 /// One line of the report: the library beside the raw libpq baseline.
 struct BenchResult: Encodable {
     let name: String

@@ -31,6 +31,8 @@ public final class LiveRepository: Sendable {
     private let feed: ChangeFeed
     private let report: @Sendable (LiveRecordError) -> Void
     private let stores = Locked<[StoreKey: WeakStore]>([:])
+    /// When the identity map next drops the entries of stores nobody holds any more.
+    private let pruneAt = Locked(1024)
     /// The newest version announced per row, so a row read while its change was in flight
     /// is re-read rather than left stale.
     private let announced = Locked<[StoreKey: Int64]>([:])
@@ -42,6 +44,9 @@ public final class LiveRepository: Sendable {
     private let listening = Locked<(isOpen: Bool, waiters: [UUID: CheckedContinuation<Void, Never>])>((false, [:]))
     /// Each record type's table, resolved once.
     private let tables = Locked<[ObjectIdentifier: any Sendable]>([:])
+
+    /// Entries in the identity map, live or awaiting pruning (for tests).
+    var identityMapCount: Int { stores.withLock { $0.count } }
 
     /// How many `SELECT … WHERE id = ANY($1)` queries this repository has run (reads and
     /// refetches; up to 1,000 rows each), for monitoring and benchmarks.
@@ -99,6 +104,12 @@ public final class LiveRepository: Sendable {
         let store = stores.withLock { stores -> LiveStore<R> in
             if let raced = stores[key]?.store as? LiveStore<R> { return raced }
             stores[key] = WeakStore(store: fresh)
+            pruneAt.withLock { threshold in
+                // Amortized: the map never holds more than about twice the live stores.
+                guard stores.count > threshold else { return }
+                stores = stores.filter { $0.value.store != nil }
+                threshold = max(1024, stores.count * 2)
+            }
             return fresh
         }
         if let newer = announced.withLock({ $0[key] }), newer > store.knownVersion {

@@ -249,6 +249,15 @@ struct LiveRecordTests {
         try await ada.save()  // reported once
     }
 
+    @Test("the identity map forgets rows nobody holds any more")
+    func identityMapPrunes() async throws {
+        try await database.query("INSERT INTO contacts (id, name) SELECT n, 'c' || n FROM generate_series(20000, 23999) AS n")
+        for id in Int64(20_000)...23_999 { _ = try await repository.read(Contact.self, id: id) }
+        #expect(repository.identityMapCount <= 2048)
+        let kept = try await repository.read(Contact.self, id: 20_000)
+        #expect(kept.value.name == "c20000")
+    }
+
     @Test("a record that declares version reads it, and writes never set id or version")
     func declaredVersion() async throws {
         let contact = try await repository.read(VersionedContact.self, id: 1)
