@@ -17,7 +17,7 @@ enum SQLStatements {
             start = skipLeadingComments(characters, from: start, to: end)
             let text = String(characters[start..<end])
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !trimmed.isEmpty, !isOnlyComments(trimmed) {
+            if !trimmed.isEmpty {
                 let leading = text.prefix { $0.isWhitespace }
                 let line = characters[0..<start].filter { $0 == "\n" }.count + leading.filter { $0 == "\n" }.count
                 statements.append(Statement(sql: trimmed, line: line))
@@ -105,9 +105,5 @@ enum SQLStatements {
             }
         }
         return index
-    }
-
-    private static func isOnlyComments(_ text: String) -> Bool {
-        text.split(separator: "\n").allSatisfy { $0.trimmingCharacters(in: .whitespaces).hasPrefix("--") || $0.trimmingCharacters(in: .whitespaces).isEmpty }
     }
 }
