@@ -3,6 +3,8 @@ protocol AnyLiveStore: AnyObject, Sendable {
     var knownVersion: Int64 { get }
     var keyText: String { get }
     var tableName: String { get }
+    /// Where the identity map keeps it.
+    var storeKey: LiveRepository.StoreKey { get }
     /// Re-reads these stores (all of this one's type and table) and applies what changed.
     func refresh(_ stores: [any AnyLiveStore]) async throws
     /// The same, through the change feed's connection, on its thread.
@@ -11,6 +13,7 @@ protocol AnyLiveStore: AnyObject, Sendable {
 
 extension LiveStore: AnyLiveStore {
     var tableName: String { table.qualifiedName }
+    var storeKey: LiveRepository.StoreKey { .init(table: table.qualifiedName, key: keyText) }
 
     func refresh(_ stores: [any AnyLiveStore]) async throws {
         let typed = stores.compactMap { $0 as? LiveStore<R> }
@@ -39,3 +42,4 @@ extension LiveStore: AnyLiveStore {
 struct WeakStore: Sendable {
     weak var store: (any AnyLiveStore)?
 }
+extension LiveStore: MemberStore {}

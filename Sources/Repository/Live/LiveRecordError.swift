@@ -17,6 +17,10 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     /// Re-reading rows after a change announcement failed; the next announcement or
     /// reconnection re-reads them.
     case refreshFailed(table: String, any Error)
+    /// An element was added to, removed from or moved within a live query's result. Rows enter
+    /// and leave a query through the database (insert, update or delete the row); the result
+    /// was restored.
+    case membershipIsReadOnly(table: String)
 
     /// One sentence.
     public var description: String {
@@ -29,6 +33,8 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
         case .changeFeedDisconnected(let error): "the change feed lost its connection and is reconnecting: \(error)"
         case .changeFeedReconnected: "the change feed is listening again; live rows were re-read"
         case .refreshFailed(let table, let error): "re-reading changed rows of \(table) failed: \(error)"
+        case .membershipIsReadOnly(let table):
+            "a live query over \(table) was restored: rows join or leave it through the database, not by editing the result"
         }
     }
 }

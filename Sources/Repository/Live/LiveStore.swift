@@ -14,13 +14,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     private let lock = Lock()
     private var committed: R
     private var version: Int64
-    private var lifecycle = LiveState.live
-    private var isDirty = false
-    private var isWriting = false
-    /// Counts local edits, so a finished write knows whether the user edited meanwhile.
-    private var edits = 0
-    private var failures: [any Error] = []
-    private var saveWaiters: [CheckedContinuation<Void, any Error>] = []
+    private var writes = WriteState()
     private var subscription: Subscription?
 
     init(id: R.ID, record: R, version: Int64, table: RecordTable<R>, policy: ConflictPolicy,
@@ -36,7 +30,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     }
 
     var keyText: String { LiveRepository.keyText(id) }
-    var state: LiveState { lock.withLock { lifecycle } }
+    var state: LiveState { lock.withLock { writes.lifecycle } }
     var knownVersion: Int64 { lock.withLock { version } }
 
     /// A new handle onto the shared value.
@@ -44,32 +38,17 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
 
     func save() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let result: Result<Void, any Error>? = lock.withLock {
-                guard !isDirty, !isWriting else {
-                    saveWaiters.append(continuation)
-                    return nil
-                }
-                defer { failures.removeAll() }
-                return failures.first.map { .failure($0) } ?? .success(())
-            }
-            if let result { continuation.resume(with: result) }
+            if let result = lock.withLock({ writes.save(continuation) }) { continuation.resume(with: result) }
         }
     }
 
     // MARK: - Local changes
 
-    private static func isFromDatabase(_ author: Author?) -> Bool {
-        author == .database || author == .revert || author == .deletion
-    }
-
     private func localChange(_ update: Update<R>) {
-        guard !Self.isFromDatabase(update.author) else { return }
+        guard !update.author.isFromDatabase else { return }
         let (startWriting, deletedRow) = lock.withLock { () -> (Bool, R?) in
-            if lifecycle == .deleted { return (false, committed) }
-            isDirty = true
-            edits += 1
-            defer { isWriting = true }
-            return (!isWriting, nil)
+            guard let start = writes.edited() else { return (false, committed) }
+            return (start, nil)
         }
         if let deletedRow {
             value.modifyIfChanged(author: .revert) { $0 = deletedRow; return true }
@@ -95,18 +74,10 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     /// What to write next, or nil (waking `save()` callers) when everything is written.
     private func nextWrite() -> (R, Int64, R, Int)? {
         let (job, waiters, failure) = lock.withLock { () -> ((R, Int64, R, Int)?, [CheckedContinuation<Void, any Error>], (any Error)?) in
-            if isDirty, lifecycle == .live {
-                isDirty = false
-                return ((committed, version, value.read(), edits), [], nil)
-            }
-            isWriting = false
-            // Failures are handed to the callers waiting in save(); with none waiting, they
-            // stay for the next save() to throw.
-            guard !saveWaiters.isEmpty else { return (nil, [], nil) }
-            defer { saveWaiters.removeAll(); failures.removeAll() }
-            return (nil, saveWaiters, failures.first)
+            let round = writes.nextRound()
+            return (round.edits.map { (committed, version, value.read(), $0) }, round.wake, round.failure)
         }
-        for waiter in waiters { failure.map { waiter.resume(throwing: $0) } ?? waiter.resume() }
+        waiters.resumeAll(throwing: failure)
         return job
     }
 
@@ -127,7 +98,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
         let toWrite = policy == .localWins ? ours : ours.subtracting(overlap)
         adopt(theirs, version: theirVersion, keepingEditsSince: base, except: policy == .databaseWins ? overlap : [])
         if !toWrite.isEmpty {
-            lock.withLock { isDirty = true }  // the next round writes them on the new version
+            lock.withLock { writes.isDirty = true }  // the next round writes them on the new version
         }
         guard !overlap.isEmpty else { return }
         let conflict = LiveRecordError.conflict(table: table.qualifiedName, key: keyText, columns: overlap.sorted(),
@@ -141,7 +112,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     /// (no merging, no encoding); otherwise keep the later edits on top of it.
     private func adoptWritten(_ record: R, version newVersion: Int64, snapshot: R, edits editCount: Int) {
         let untouched = lock.withLock { () -> Bool in
-            guard edits == editCount, newVersion >= version else { return false }
+            guard writes.edits == editCount, newVersion >= version else { return false }
             committed = record
             version = newVersion
             return true
@@ -176,7 +147,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     /// Drops every local edit: the handle shows the committed row again.
     private func revert() {
         let row = lock.withLock {
-            isDirty = false
+            writes.isDirty = false
             return committed
         }
         value.modifyIfChanged(author: .revert) { current in
@@ -187,7 +158,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     }
 
     private func fail(_ error: LiveRecordError) {
-        lock.withLock { failures.append(error) }
+        lock.withLock { writes.failures.append(error) }
         report(error)
     }
 
@@ -195,17 +166,22 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
 
     /// Applies a row re-read after a change announcement, if it is newer than what we have.
     func applyRemote(_ record: R, version newVersion: Int64) {
-        let (isNewer, isClean, base) = lock.withLock { () -> (Bool, Bool, R) in
-            let isNewer = newVersion > version && lifecycle == .live
-            let isClean = !isDirty && !isWriting
+        let (isNewer, isClean, inFlight, base) = lock.withLock { () -> (Bool, Bool, Bool, R) in
+            let isNewer = newVersion > version && writes.lifecycle == .live
+            let isClean = writes.isClean
             if isNewer, isClean {
                 committed = record
                 version = newVersion
             }
-            return (isNewer, isClean, committed)
+            return (isNewer, isClean, writes.hasWriteInFlight, committed)
         }
         guard isNewer else { return }
-        guard isClean else { return adopt(record, version: newVersion, keepingEditsSince: base) }
+        // A write under way settles conflicts itself, through its version check (and this
+        // row may be its own echo); edits not yet written are checked here.
+        guard isClean else {
+            if inFlight { return adopt(record, version: newVersion, keepingEditsSince: base) }
+            return adoptWhileEditing(record, version: newVersion, base: base)
+        }
         // No local edits to keep: take the row as it is (no encoding needed).
         value.modifyIfChanged(author: .database) { current in
             guard hasChanged(current, record) else { return false }
@@ -214,12 +190,22 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
         }
     }
 
+    /// A newer row arrived while local edits wait to be written (none is being written): they stay on top of it,
+    /// except edits of columns the other writer changed too — a conflict, settled by the policy.
+    private func adoptWhileEditing(_ record: R, version newVersion: Int64, base: R) {
+        let current = value.read()
+        let overlap = (try? RecordColumns(record).writableChanges(since: RecordColumns(base))
+            .intersection(RecordColumns(current).writableChanges(since: RecordColumns(base)))) ?? []
+        adopt(record, version: newVersion, keepingEditsSince: base, except: policy == .databaseWins ? overlap : [])
+        guard !overlap.isEmpty else { return }
+        let conflict = LiveRecordError.conflict(table: table.qualifiedName, key: keyText, columns: overlap.sorted(),
+                                                ours: current, theirs: record, policy: policy)
+        policy == .localWins ? report(conflict) : fail(conflict)
+    }
+
     /// The row is gone: say so, with an update that leaves the value as it was.
     func markDeleted() {
-        let wasLive = lock.withLock {
-            defer { lifecycle = .deleted; isDirty = false }
-            return lifecycle == .live
-        }
+        let wasLive = lock.withLock { writes.delete() }
         guard wasLive else { return }
         value.modifyIfChanged(author: .deletion) { _ in true }
     }

@@ -1,19 +1,19 @@
 /// The SQL a live repository runs for one record type.
 struct RecordTable<R: Record>: Sendable {
     let database: Database
-    /// Counts the batched re-reads, for tests and benchmarks.
-    let fetchCounter: Locked<Int>?
+    /// Counts queries and rows read, for monitoring and benchmarks.
+    let reads: Locked<ReadCount>?
     /// The schema-qualified name, as change announcements spell it (`public.people`).
     let qualifiedName: String
 
-    private var quoted: String { SQLIdentifier.quoted(qualified: qualifiedName) }
+    var quoted: String { SQLIdentifier.quoted(qualified: qualifiedName) }
 
     /// Resolves `R.tableName` through the server's search path.
-    static func resolve(_ database: Database, counter: Locked<Int>? = nil) async throws -> RecordTable {
+    static func resolve(_ database: Database, reads: Locked<ReadCount>? = nil) async throws -> RecordTable {
         let name = try await database.query(
             "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass",
             [R.tableName])[0].decode(String.self, at: 0)
-        return RecordTable(database: database, fetchCounter: counter, qualifiedName: name)
+        return RecordTable(database: database, reads: reads, qualifiedName: name)
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
@@ -22,18 +22,21 @@ struct RecordTable<R: Record>: Sendable {
         for (sql, parameters) in selects(ids) {
             rows += try await database.query(sql, parameters).map(Self.decode)
         }
+        reads?.withLock { $0.rows += rows.count }
         return rows
     }
 
     /// The same, through `query` (the change feed's connection, on its own thread).
     func fetch(_ ids: [R.ID], using query: (String, [SQLValue]) throws -> QueryResult) throws -> [(record: R, version: Int64)] {
-        try selects(ids).flatMap { sql, parameters in try query(sql, parameters.map(\.sqlValue)).map(Self.decode) }
+        let rows = try selects(ids).flatMap { sql, parameters in try query(sql, parameters.map(\.sqlValue)).map(Self.decode) }
+        reads?.withLock { $0.rows += rows.count }
+        return rows
     }
 
     /// One statement per 1,000 keys; a single key uses `id = $1`, which plans better than ANY.
     private func selects(_ ids: [R.ID]) -> [(String, [any SQLValueConvertible])] {
         stride(from: 0, to: ids.count, by: 1000).map { start in
-            fetchCounter?.withLock { $0 += 1 }
+            reads?.withLock { $0.queries += 1 }
             if ids.count == 1 { return ("SELECT * FROM \(quoted) WHERE id = $1", [ids[0]]) }
             return ("SELECT * FROM \(quoted) WHERE id = ANY($1)", [Array(ids[start..<min(start + 1000, ids.count)])])
         }
@@ -52,4 +55,10 @@ struct RecordTable<R: Record>: Sendable {
     private static func decode(_ row: Row) throws -> (R, Int64) {
         (try row.decode(R.self, columns: R.columnNaming), try row.decode(Int64.self, column: "version"))
     }
+}
+
+/// Queries a repository ran to read rows, and the rows they returned.
+struct ReadCount: Sendable {
+    var queries = 0
+    var rows = 0
 }

@@ -37,3 +37,9 @@ extension Author {
     /// The row was deleted; the value is unchanged.
     public static let deletion = Author("deletion")
 }
+
+extension Optional where Wrapped == Author {
+    /// Whether the change came from the database (a re-read, a revert, a deletion) rather than
+    /// from a local edit that must be written.
+    var isFromDatabase: Bool { self == .database || self == .revert || self == .deletion }
+}

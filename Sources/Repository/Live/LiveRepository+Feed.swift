@@ -1,0 +1,127 @@
+import Foundation
+
+extension LiveRepository {
+    // MARK: - Following the feed
+
+    /// Waits until the feed has listened once — at most `timeout`, after which reads go ahead:
+    /// when the feed does connect, it re-reads every live row anyway.
+    func waitUntilListening(timeout: Duration = .seconds(10)) async {
+        if listening.withLock({ $0.isOpen }) { return }
+        let id = UUID()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let mustWait = listening.withLock { state in
+                if !state.isOpen { state.waiters[id] = continuation }
+                return !state.isOpen
+            }
+            guard mustWait else { return continuation.resume() }
+            Task { [listening] in
+                try? await Task.sleep(for: timeout)
+                listening.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            }
+        }
+    }
+
+    func startListening() {
+        let waiters = listening.withLock { state in
+            state.isOpen = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func handle(_ event: ChangeFeedEvent) async {
+        switch event {
+        case .changes(let changes):
+            // Rows held by handles were re-read on the feed's own thread (ChangeFeedReader).
+            notifyQueries(of: changes)
+        case .reconnected:
+            startListening()
+            scheduleRefresh(stores.withLock { stores in
+                stores = stores.filter { $0.value.store != nil }
+                return stores.values.compactMap(\.store)
+            })
+            rerunQueries()
+            report(.changeFeedReconnected)
+        case .disconnected(let error):
+            report(.changeFeedDisconnected(error))
+        case .connected:
+            startListening()
+        case .ignored:
+            break
+        }
+    }
+
+    /// The live stores these changes make stale: deleted, or announced at a newer version.
+    func staleStores(for changes: [Change]) -> [any AnyLiveStore] {
+        announced.withLock { announced in
+            if announced.count > 100_000 { announced.removeAll() }
+            for change in changes {
+                let key = StoreKey(table: change.table, key: change.key.description)
+                announced[key] = max(announced[key] ?? 0, change.version)
+            }
+        }
+        return stores.withLock { stores in
+            changes.compactMap { change in
+                guard let store = stores[StoreKey(table: change.table, key: change.key.description)]?.store else { return nil }
+                return change.operation == .delete || change.version > store.knownVersion ? store : nil
+            }
+        }
+    }
+
+    /// Queues stale stores for one refresh worker, so announcements that arrive while it
+    /// reads are re-read together in the next batch rather than one query per announcement.
+    func scheduleRefresh(_ stale: [any AnyLiveStore]) {
+        guard !stale.isEmpty else { return }
+        let startWorker = pendingRefresh.withLock { pending in
+            for store in stale { pending.stores[ObjectIdentifier(store)] = store }
+            defer { pending.isRunning = true }
+            return !pending.isRunning
+        }
+        guard startWorker else { return }
+        Task {
+            while let batch = pendingRefresh.withLock({ pending -> [any AnyLiveStore]? in
+                guard !pending.stores.isEmpty else { pending.isRunning = false; return nil }
+                defer { pending.stores.removeAll() }
+                return Array(pending.stores.values)
+            }) {
+                await refresh(batch)
+            }
+        }
+    }
+
+    /// Re-reads stores, batched queries per table.
+    func refresh(_ stale: [any AnyLiveStore]) async {
+        let byType = Dictionary(grouping: stale) { ObjectIdentifier(type(of: $0)) }
+        for group in byType.values {
+            do {
+                try await group[0].refresh(group)
+            } catch {
+                report(.refreshFailed(table: group[0].tableName, error))
+            }
+        }
+    }
+}
+
+extension LiveRepository: ChangeFeedReader {
+    /// The most stale rows the feed's thread re-reads itself.
+    static let feedThreadRefreshLimit = 64
+
+    /// Re-reads the announced rows that live handles hold, on the feed's thread and connection.
+    func refresh(_ changes: [Change], using query: (String, [SQLValue]) throws -> QueryResult) {
+        let stale = staleStores(for: changes)
+        // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker, so the
+        // feed goes on receiving while the rows are re-read on another thread.
+        guard stale.count <= Self.feedThreadRefreshLimit else { return scheduleRefresh(stale) }
+        for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
+            do {
+                try group[0].refresh(group, using: query)
+            } catch {
+                // Re-read later through the pool instead.
+                report(.refreshFailed(table: group[0].tableName, error))
+                scheduleRefresh(group)
+            }
+        }
+    }
+}
+

@@ -1,0 +1,53 @@
+/// One key of a live query's order: a property, ascending or descending.
+///
+/// ```swift
+/// let people = try await repository.readAll(Contact.self, orderBy: [.ascending(\.name)])
+/// ```
+///
+/// Elements are ordered by Swift's `<` on these properties, then by id, so a changed row can be
+/// placed without asking the server, and the order is the same in every process.
+public struct SortKey<Element>: Sendable {
+    /// Negative, zero or positive as the first element goes before, with, or after the second.
+    let compare: @Sendable (Element, Element) -> Int
+
+    /// Smaller values first.
+    public static func ascending<Property: Comparable & SendableMetatype>(_ property: any KeyPath<Element, Property> & Sendable) -> SortKey {
+        SortKey { first, second in
+            let (a, b) = (first[keyPath: property], second[keyPath: property])
+            return a < b ? -1 : (b < a ? 1 : 0)
+        }
+    }
+
+    /// Larger values first.
+    public static func descending<Property: Comparable & SendableMetatype>(_ property: any KeyPath<Element, Property> & Sendable) -> SortKey {
+        let ascending = ascending(property)
+        return SortKey { ascending.compare($1, $0) }
+    }
+}
+
+/// The total order of a live query's elements: its sort keys, then the id.
+struct QueryOrder<Element: Identifiable>: Sendable where Element.ID: Comparable {
+    let keys: [SortKey<Element>]
+
+    func precedes(_ first: Element, _ second: Element) -> Bool {
+        for key in keys {
+            let result = key.compare(first, second)
+            if result != 0 { return result < 0 }
+        }
+        return first.id < second.id
+    }
+
+    /// Where `element` belongs in `sorted` (which must not contain it).
+    func insertionIndex(of element: Element, in sorted: some RandomAccessCollection<Element>) -> Int {
+        var low = 0, high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            if precedes(sorted[sorted.index(sorted.startIndex, offsetBy: middle)], element) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return low
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import IdentifiedCollections
+@testable import Repository
+import Testing
+
+@Suite("Live queries")
+struct LiveQueryTests {
+    let database: Database
+    let repository: LiveRepository
+
+    init() async throws {
+        database = try await makeContactsDatabase()
+        repository = LiveRepository(database)
+    }
+
+    func byName(_ condition: String? = nil, _ parameters: [any SQLValueConvertible] = []) async throws -> Var<IdentifiedArrayOf<Contact>> {
+        try await repository.readAll(Contact.self, where: condition, parameters: parameters, orderBy: [.ascending(\.name)])
+    }
+
+    /// The query's answer as the server gives it now.
+    func rerun(_ condition: String = "true") async throws -> [Int64] {
+        try await database.query("SELECT id FROM contacts WHERE \(condition) ORDER BY name COLLATE \"C\", id").map { try $0.decode(Int64.self, at: 0) }
+    }
+
+    @Test("the result follows psql inserts, updates, order changes and deletes, and says which ids changed")
+    func followsOtherProcesses() async throws {
+        let people = try await byName("email IS NOT NULL")
+        #expect(people.value.map(\.name) == ["Ada", "Edsger", "Grace"])
+        let changes = Recorder<CollectionChanges<Int64>>()
+        let subscription = people.observe { changes.append($0.changes()) }
+
+        try await psql("INSERT INTO contacts (id, name, email) VALUES (4, 'Barbara', 'b@example.com')", database: database)
+        #expect(try await eventually { people.value.map(\.name) == ["Ada", "Barbara", "Edsger", "Grace"] })
+        #expect(changes.all.last == CollectionChanges(inserted: [4]))
+
+        try await psql("UPDATE contacts SET name = 'Zuse' WHERE id = 1", database: database)  // moves to the end
+        #expect(try await eventually { people.value.ids.elements == [4, 3, 2, 1] })
+        #expect(changes.all.last == CollectionChanges(updated: [1]))
+
+        try await psql("UPDATE contacts SET email = NULL WHERE id = 3", database: database)  // stops matching
+        #expect(try await eventually { people.value.ids.elements == [4, 2, 1] })
+        try await psql("DELETE FROM contacts WHERE id = 4", database: database)
+        #expect(try await eventually { people.value.ids.elements == [2, 1] })
+        #expect(changes.all.contains(CollectionChanges(removed: [4])))
+        try await psql("UPDATE contacts SET email = 'e@example.com' WHERE id = 3", database: database)  // matches again
+        #expect(try await eventually { people.value.ids.elements == [3, 2, 1] })
+        #expect(try await people.value.ids.elements == rerun("email IS NOT NULL"))
+        subscription.cancel()
+    }
+
+    @Test("an element handle writes through, follows its row when the order changes, and becomes nil when the row goes")
+    func elementHandles() async throws {
+        let people = try await byName()
+        let grace = people[id: 2]
+        grace[\.email].value = "grace@navy.mil"
+        try await people.save()
+        #expect(try await database.query("SELECT email FROM contacts WHERE id = 2")[0].decode(String.self, at: 0) == "grace@navy.mil")
+
+        // The same row through read(id:) shares the value.
+        let single = try await repository.read(Contact.self, id: 2)
+        #expect(single.value.email == "grace@navy.mil")
+        single[\.name].value = "Aaron"  // now first
+        #expect(people.value.ids.elements == [2, 1, 3])
+        try await single.save()
+        #expect(grace.value?.name == "Aaron")
+
+        try await psql("UPDATE contacts SET name = 'Zed' WHERE id = 2", database: database)
+        #expect(try await eventually { people.value.ids.elements == [1, 3, 2] })
+        #expect(grace.value?.name == "Zed")
+        try await psql("DELETE FROM contacts WHERE id = 2", database: database)
+        #expect(try await eventually { grace.value == nil })
+        #expect(single.liveState == .deleted)
+    }
+
+    @Test("editing a sort key through the result moves the element at once")
+    func localReorder() async throws {
+        let people = try await byName()
+        people[id: 3][\.name].value = "Aaron"
+        #expect(people.value.ids.elements == [3, 1, 2])
+        try await people.save()
+        #expect(try await rerun() == [3, 1, 2])
+    }
+
+    @Test("adding or removing elements through the result is undone and reported")
+    func membershipIsReadOnly() async throws {
+        let log = ErrorLog(repository)
+        let people = try await byName()
+        people.value.remove(id: 1)
+        #expect(people.value.ids.elements == [1, 3, 2])
+        people.value.append(Contact(id: 9, name: "Nobody", email: nil))
+        #expect(people.value.ids.elements == [1, 3, 2])
+        #expect(try await eventually { log.errors.count == 2 })
+        #expect(try await database.query("SELECT count(*) FROM contacts")[0].decode(Int.self, at: 0) == 3)
+    }
+
+    @Test("rows inserted while the listener was terminated appear after it reconnects")
+    func outage() async throws {
+        let people = try await byName()
+        _ = try await TestServer.admin.value.query(
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% (change feed)'",
+            [try await database.name()])
+        try await database.query("INSERT INTO contacts (id, name) VALUES (5, 'Alan')")
+        try await database.query("DELETE FROM contacts WHERE id = 2")
+        #expect(try await eventually(timeout: .seconds(30)) { people.value.ids.elements == [1, 5, 3] })
+    }
+
+    @Test("10,000-row result, one row changes: a bounded number of rows is re-read")
+    func costOfOneChange() async throws {
+        try await database.query("INSERT INTO contacts (id, name) SELECT n, 'person ' || n FROM generate_series(100, 10099) n")
+        // A repository that starts listening after the bulk insert, so its announcements do not count.
+        let repository = LiveRepository(database)
+        let people = try await repository.readAll(Contact.self, orderBy: [.ascending(\.name)])
+        #expect(people.value.count == 10_003)
+        let before = repository.rowsRead
+        try await psql("UPDATE contacts SET name = 'Aardvark' WHERE id = 5000", database: database)
+        #expect(try await eventually { people.value.first?.id == 5000 })
+        try await psql("INSERT INTO contacts (id, name) VALUES (20000, 'Aaa')", database: database)
+        #expect(try await eventually { people.value.first?.id == 20000 })
+        let reread = repository.rowsRead - before
+        print("10,003-row live query, one update and one insert by psql: \(reread) rows re-read")
+        #expect(reread <= 6)
+        #expect(people.value.ids.elements == (try await rerun()))
+    }
+}
