@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Repository", targets: ["Repository"]),
+        .library(name: "AddressBookKit", targets: ["AddressBookKit"]),
         .executable(name: "migrate", targets: ["Migrate"]),
         .executable(name: "demo", targets: ["demo"]),
         .executable(name: "bench", targets: ["bench"]),
@@ -33,6 +34,18 @@ let package = Package(
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSwift
+        ),
+        // The demo's domain (Person, Address, AddressBook), kept out of the library. A library
+        // target, named apart from its AddressBook class so qualified names work, so that the demo, the
+        // tests and the benchmark import it alike (no executable-as-test-dependency tricks).
+        .target(
+            name: "AddressBookKit",
+            dependencies: [
+                "Repository",
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
+            ],
+            resources: [.copy("Migrations")],
             swiftSettings: strictSwift
         ),
         .executableTarget(
@@ -76,6 +89,7 @@ let package = Package(
             name: "RepositoryTests",
             dependencies: [
                 "Repository",
+                "AddressBookKit",
                 "CPostgres",
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
             ],

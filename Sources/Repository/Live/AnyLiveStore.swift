@@ -2,6 +2,8 @@
 protocol AnyLiveStore: AnyObject, Sendable {
     var knownVersion: Int64 { get }
     var keyText: String { get }
+    /// Whether the row still exists; a deleted store is replaced when the key is read again.
+    var state: LiveState { get }
     var tableName: String { get }
     /// Where the identity map keeps it.
     var storeKey: LiveRepository.StoreKey { get }

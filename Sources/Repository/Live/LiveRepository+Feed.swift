@@ -62,9 +62,13 @@ extension LiveRepository {
             }
         }
         return stores.withLock { stores in
-            changes.compactMap { change in
-                guard let store = stores[StoreKey(table: change.table, key: change.key.description)]?.store else { return nil }
-                return change.operation == .delete || change.version > store.knownVersion ? store : nil
+            changes.flatMap { change in
+                // The row's own store, and the aggregate rooted at it.
+                [false, true].compactMap { isAggregate in
+                    guard let store = stores[StoreKey(table: change.table, key: change.key.description, isAggregate: isAggregate)]?.store
+                    else { return nil }
+                    return change.operation == .delete || change.version > store.knownVersion ? store : nil
+                }
             }
         }
     }
@@ -109,7 +113,7 @@ extension LiveRepository: ChangeFeedReader {
 
     /// Re-reads the announced rows that live handles hold, on the feed's thread and connection.
     func refresh(_ changes: [Change], using query: (String, [SQLValue]) throws -> QueryResult) {
-        let stale = staleStores(for: changes)
+        let stale = staleStores(for: changes) + staleAggregates(forChildChanges: changes, using: query)
         // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker, so the
         // feed goes on receiving while the rows are re-read on another thread.
         guard stale.count <= Self.feedThreadRefreshLimit else { return scheduleRefresh(stale) }

@@ -44,6 +44,10 @@ public final class LiveRepository: Sendable {
     let listening = Locked<(isOpen: Bool, waiters: [UUID: CheckedContinuation<Void, Never>])>((false, [:]))
     /// The live queries, for routing change announcements to them.
     let queries = Locked<[WeakQuery]>([])
+    /// Which aggregate owns each child row held live, for routing the child's announcements.
+    let childOwners = Locked<[StoreKey: StoreKey]>([:])
+    /// Per child table, how to find the aggregates its rows belong to.
+    let childRoutes = Locked<[String: [ChildRoute]]>([:])
     /// Each record type's table, resolved once.
     let tables = Locked<[ObjectIdentifier: any Sendable]>([:])
 
@@ -110,7 +114,7 @@ public final class LiveRepository: Sendable {
     func stores<R: Record>(_ table: RecordTable<R>, ids: [R.ID]) async throws -> [LiveStore<R>] {
         await waitUntilListening()
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0)) }
-        var found = stores.withLock { stores in keys.map { stores[$0]?.store as? LiveStore<R> } }
+        var found = stores.withLock { stores in keys.map { Self.live(stores[$0]?.store as? LiveStore<R>) } }
         let missing = ids.indices.filter { found[$0] == nil }
         if !missing.isEmpty {
             let rows = try await table.fetch(missing.map { ids[$0] })
@@ -130,7 +134,7 @@ public final class LiveRepository: Sendable {
     /// The store registered under `key`, or the one `make` creates, registered now.
     func register<Store: AnyLiveStore>(_ key: StoreKey, _ make: () -> Store) -> Store {
         stores.withLock { stores in
-            if let raced = stores[key]?.store as? Store { return raced }
+            if let raced = Self.live(stores[key]?.store as? Store) { return raced }
             let fresh = make()
             stores[key] = WeakStore(store: fresh)
             pruneAt.withLock { threshold in
@@ -141,6 +145,11 @@ public final class LiveRepository: Sendable {
             }
             return fresh
         }
+    }
+
+    /// The store unless its row was deleted.
+    static func live<Store: AnyLiveStore>(_ store: Store?) -> Store? {
+        store?.state == .deleted ? nil : store
     }
 
     /// Re-reads the stores whose rows were announced at a newer version while being read.

@@ -45,14 +45,19 @@ struct RecordTable<R: Record>: Sendable {
     /// Writes `properties` of `value` if the row is still at `version`; nil if it is not
     /// (or is gone). The version goes up by one (the trigger, where installed, agrees).
     func update(_ value: R, properties: Set<String>, expectedVersion version: Int64) async throws -> (record: R, version: Int64)? {
+        let (sql, parameters) = try updateStatement(value, properties: properties, expectedVersion: version)
+        return try await database.query(sql, parameters).first.map(Self.decode)
+    }
+
+    /// The conditional `UPDATE … RETURNING *` behind ``update(_:properties:expectedVersion:)``.
+    func updateStatement(_ value: R, properties: Set<String>, expectedVersion version: Int64) throws -> (String, [SQLValue]) {
         let columns = try RecordColumns(value).values.filter { properties.contains($0.property) }
         let assignments = columns.enumerated().map { "\(SQLIdentifier.quoted($1.column)) = $\($0 + 3)" }
         let sql = "UPDATE \(quoted) SET \((assignments + ["version = version + 1"]).joined(separator: ", ")) WHERE id = $1 AND version = $2 RETURNING *"
-        let rows = try await database.query(sql, [value.id.sqlValue, .text(String(version))] + columns.map(\.value))
-        return try rows.first.map(Self.decode)
+        return (sql, [value.id.sqlValue, .text(String(version))] + columns.map(\.value))
     }
 
-    private static func decode(_ row: Row) throws -> (R, Int64) {
+    static func decode(_ row: Row) throws -> (R, Int64) {
         (try row.decode(R.self, columns: R.columnNaming), try row.decode(Int64.self, column: "version"))
     }
 }

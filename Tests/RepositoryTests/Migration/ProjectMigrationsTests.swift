@@ -13,11 +13,26 @@ struct ProjectMigrationsTests {
     func roundTrip() async throws {
         let database = try await TestServer.makeDatabase()
         let migrator = try Migrator(directory: Self.directory)
-        #expect(try await migrator.migrate(database).map(\.version) == [1, 2])
-        try await migrator.rollback(database, steps: 2)
+        #expect(try await migrator.migrate(database).map(\.version) == [1, 2, 3])
+        try await migrator.rollback(database, steps: 3)
         #expect(try await !database.tableExists("people"))
-        #expect(try await migrator.migrate(database).count == 2)
+        #expect(try await migrator.migrate(database).count == 3)
         try await migrator.validate(database)
+    }
+
+    @Test("0003 turns integer address ids into UUIDs and back, keeping them")
+    func addressIDs() async throws {
+        let database = try await TestServer.makeDatabase()
+        let migrator = try Migrator(directory: Self.directory)
+        try await migrator.migrate(database, to: 2)
+        try await database.query("INSERT INTO people (id, name) VALUES (1, 'Ada')")
+        try await database.query("INSERT INTO addresses (id, person_id, position, street) VALUES (42, 1, 0, 'London')")
+        try await migrator.migrate(database)
+        #expect(try await database.query("SELECT id::text FROM addresses")[0].decode(String.self, at: 0) == "00000000-0000-0000-0000-00000000002a")
+        try await database.query("INSERT INTO addresses (person_id, position, street) VALUES (1, 1, 'Ockham')")  // default id
+        try await migrator.rollback(database, steps: 1)
+        #expect(try await database.query("SELECT id FROM addresses WHERE street = 'London'")[0].decode(Int64.self, at: 0) == 42)
+        try await database.query("INSERT INTO addresses (person_id, position, street) VALUES (1, 2, 'Horsley')")  // identity again
     }
 
     @Test("plain-SQL updates bump the version; NOTIFY carries table, op, key and version only")

@@ -1,0 +1,90 @@
+import Foundation
+public import IdentifiedCollections
+public import Repository
+
+/// The address book: people and their addresses as live handles, over any database the
+/// ``migrations`` have been applied to.
+///
+/// ```swift
+/// let book = AddressBook(database)
+/// let ada = try await book.addPerson(name: "Ada", streets: ["12 St James's Square"])
+/// let everyone = try await book.people()           // live, ordered by name
+/// ada[\.name].value = "Ada Lovelace"               // everyone[id: ada.value.id] follows
+/// try await ada.save()
+/// ```
+public final class AddressBook: Sendable {
+    /// The live repository behind the handles; its `errors` reports failed background writes.
+    public let repository: LiveRepository
+
+    /// The schema: the change-notification helper, `people` and `addresses`.
+    public static func migrations() throws -> Migrator {
+        guard let directory = Bundle.module.url(forResource: "Migrations", withExtension: nil) else {
+            throw AddressBookError.missingMigrations
+        }
+        return try Migrator(directory: directory.path)
+    }
+
+    /// An address book over `database`.
+    public init(_ database: Database, conflictPolicy: ConflictPolicy = .databaseWins) {
+        repository = LiveRepository(database, conflictPolicy: conflictPolicy)
+    }
+
+    /// Stops following changes; handles keep their values.
+    public func close() { repository.close() }
+
+    /// A live handle onto the person with `id` and their addresses.
+    /// - Throws: ``AddressBookError/noSuchPerson(_:)`` if there is none.
+    public func readPerson(id: Int64) async throws -> Var<Person> {
+        do {
+            return try await repository.read(Person.self, id: id)
+        } catch LiveRecordError.notFound {
+            throw AddressBookError.noSuchPerson(id)
+        }
+    }
+
+    /// Everyone, ordered by name, kept current as any process adds, renames or deletes people
+    /// or changes their addresses. Elements are live: `people[id: x]` writes through.
+    public func people() async throws -> Var<IdentifiedArrayOf<Person>> {
+        try await repository.readAll(Person.self, orderBy: [.ascending(\.name)])
+    }
+
+    /// Adds a person with addresses in one transaction, and returns a live handle onto them.
+    public func addPerson(name: String, streets: [String] = []) async throws -> Var<Person> {
+        let id = try await repository.database.transaction { connection in
+            let id = try await connection.query("INSERT INTO people (name) VALUES ($1) RETURNING id", [name])[0].decode(Int64.self, at: 0)
+            for (position, street) in streets.enumerated() {
+                try await connection.query("INSERT INTO addresses (id, person_id, position, street) VALUES ($1, $2, $3, $4)",
+                                           [UUID(), id, position, street])
+            }
+            return id
+        }
+        return try await readPerson(id: id)
+    }
+
+    /// Deletes the person and, by cascade, their addresses; every handle onto them reports
+    /// `.deleted`.
+    /// - Throws: ``AddressBookError/noSuchPerson(_:)`` if there is none.
+    public func deletePerson(id: Int64) async throws {
+        let deleted = try await repository.database.query("DELETE FROM people WHERE id = $1", [id])
+        guard deleted.affectedRows == 1 else { throw AddressBookError.noSuchPerson(id) }
+    }
+}
+
+/// Why the address book could not do what was asked.
+public enum AddressBookError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No person has this id.
+    case noSuchPerson(Int64)
+    /// The person has no address with this id.
+    case noSuchAddress(person: Int64, address: String)
+    /// The migrations were not found beside the program (its resource bundle is missing).
+    case missingMigrations
+
+    /// One sentence.
+    public var description: String {
+        switch self {
+        case .noSuchPerson(let id): "no person has id \(id)"
+        case .noSuchAddress(let person, let address): "person \(person) has no address \(address)"
+        case .missingMigrations: "the address book's migrations were not found beside the program"
+        }
+    }
+}

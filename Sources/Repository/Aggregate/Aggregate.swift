@@ -1,0 +1,53 @@
+/// A value stored as one row of a root table plus an ordered collection of rows of a child
+/// table — a person and their addresses, an order and its lines.
+///
+/// The repository reads the root row and its children together and writes back only what
+/// changed: a root column, one child's column, or — for appending, removing and reordering
+/// children — the child rows plus the root's version, in one transaction.
+///
+/// ```swift
+/// struct Person: Aggregate {
+///     struct Row: Record, Equatable { static let tableName = "people"; var id: Int64; var name: String }
+///     static let parentColumn = "person_id"
+///     static let positionColumn = "position"
+///     var id: Int64
+///     var name: String
+///     var addresses: [Address]          // Address: Record with a client-chosen id (a UUID)
+///     init(root: Row, children: [Address]) { (id, name, addresses) = (root.id, root.name, children) }
+///     var root: Row { Row(id: id, name: name) }
+///     var children: [Address] { addresses }
+/// }
+/// ```
+///
+/// The child table holds the root's id in ``parentColumn`` (a foreign key, ideally with
+/// `ON DELETE CASCADE`) and each child's index in ``positionColumn``. Both tables need an `id`
+/// key, a `version bigint` column and `live.enable_change_notifications`. Children get their
+/// ids from the client (use UUIDs), so a child appended locally can be followed by id at once.
+public protocol Aggregate: Identifiable, Equatable, Sendable where ID == Root.ID, Root.ID: Comparable {
+    /// The root row's record type.
+    associatedtype Root: Record & Equatable
+    /// The child rows' record type.
+    associatedtype Child: Record & Equatable
+    /// The child table's column holding the root's id.
+    static var parentColumn: String { get }
+    /// The child table's integer column holding each child's index, from 0.
+    static var positionColumn: String { get }
+    /// The root row's part of the value.
+    var root: Root { get }
+    /// The children, in order.
+    var children: [Child] { get }
+    /// The value made of a root row and its children in order.
+    init(root: Root, children: [Child])
+}
+
+/// An aggregate as committed: its value and the version of each of its rows.
+struct AggregateSnapshot<A: Aggregate>: Sendable {
+    var value: A
+    var rootVersion: Int64
+    var childVersions: [A.Child.ID: Int64]
+
+    /// Whether `other` is the same committed state (the same rows at the same versions).
+    func hasSameVersions(as other: AggregateSnapshot) -> Bool {
+        rootVersion == other.rootVersion && childVersions == other.childVersions
+    }
+}

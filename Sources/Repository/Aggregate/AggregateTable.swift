@@ -1,0 +1,84 @@
+/// The SQL a live repository runs for one aggregate type: reading roots with their children,
+/// and writing an aggregate's changes in one transaction.
+struct AggregateTable<A: Aggregate>: Sendable {
+    let root: RecordTable<A.Root>
+    let child: RecordTable<A.Child>
+
+    var qualifiedName: String { root.qualifiedName }
+    private var parent: String { SQLIdentifier.quoted(A.parentColumn) }
+    private var position: String { SQLIdentifier.quoted(A.positionColumn) }
+
+    /// Thrown inside the write transaction when a row is no longer at the version the edit
+    /// was based on; the transaction rolls back.
+    struct VersionConflict: Error {}
+
+    /// The aggregates rooted at these ids (missing roots left out).
+    func fetch(_ ids: [A.ID]) async throws -> [AggregateSnapshot<A>] {
+        let roots = try await root.fetch(ids)
+        guard !roots.isEmpty else { return [] }
+        let (sql, parameters) = childrenSelect(roots.map(\.record.id))
+        return try assemble(roots, try await child.database.query(sql, parameters))
+    }
+
+    /// The same, through `query` (the change feed's connection, on its own thread).
+    func fetch(_ ids: [A.ID], using query: (String, [SQLValue]) throws -> QueryResult) throws -> [AggregateSnapshot<A>] {
+        let roots = try root.fetch(ids, using: query)
+        guard !roots.isEmpty else { return [] }
+        let (sql, parameters) = childrenSelect(roots.map(\.record.id))
+        return try assemble(roots, try query(sql, parameters))
+    }
+
+    /// The roots owning these child rows, for children announced before anyone here knew them.
+    func parents(of children: [A.Child.ID], using query: (String, [SQLValue]) throws -> QueryResult) throws -> [A.ID] {
+        try query("SELECT DISTINCT \(parent) FROM \(child.quoted) WHERE id = ANY($1)", [children.sqlValue])
+            .map { try $0.decode(A.ID.self, at: 0) }
+    }
+
+    private func childrenSelect(_ ids: [A.ID]) -> (String, [SQLValue]) {
+        child.reads?.withLock { $0.queries += 1 }
+        return ("SELECT * FROM \(child.quoted) WHERE \(parent) = ANY($1) ORDER BY \(parent), \(position)", [ids.sqlValue])
+    }
+
+    private func assemble(_ roots: [(record: A.Root, version: Int64)], _ rows: QueryResult) throws -> [AggregateSnapshot<A>] {
+        child.reads?.withLock { $0.rows += rows.count }
+        var children: [A.ID: [(child: A.Child, version: Int64)]] = [:]
+        for row in rows {
+            children[try row.decode(A.ID.self, column: A.parentColumn), default: []].append(try RecordTable<A.Child>.decode(row))
+        }
+        return roots.map { root in
+            let mine = children[root.record.id] ?? []
+            return AggregateSnapshot(
+                value: A(root: root.record, children: mine.map(\.child)),
+                rootVersion: root.version,
+                childVersions: Dictionary(mine.map { ($0.child.id, $0.version) }, uniquingKeysWith: { first, _ in first }))
+        }
+    }
+
+    /// Writes `changes` (from `base` to `edited`) on `connection`, which must be in a transaction.
+    /// - Throws: ``VersionConflict`` when the root or an edited child moved on.
+    func write(_ changes: AggregateChanges<A>, of edited: A, base: AggregateSnapshot<A>, on connection: Connection) async throws {
+        if !changes.rootProperties.isEmpty || changes.isStructural {
+            // A structural change bumps the root's version, so concurrent structural edits conflict.
+            let (sql, parameters) = try root.updateStatement(edited.root, properties: changes.rootProperties, expectedVersion: base.rootVersion)
+            guard try await connection.query(sql, values: parameters).count == 1 else { throw VersionConflict() }
+        }
+        for (edited, properties) in changes.updated {
+            let (sql, parameters) = try child.updateStatement(edited, properties: properties, expectedVersion: base.childVersions[edited.id] ?? 0)
+            guard try await connection.query(sql, values: parameters).count == 1 else { throw VersionConflict() }
+        }
+        let parentID = edited.id.sqlValue
+        if !changes.removed.isEmpty {
+            try await connection.query("DELETE FROM \(child.quoted) WHERE id = ANY($1) AND \(parent) = $2", values: [changes.removed.sqlValue, parentID])
+        }
+        for (id, index) in changes.moved {
+            try await connection.query("UPDATE \(child.quoted) SET \(position) = $2 WHERE id = $1 AND \(parent) = $3", values: [id.sqlValue, .text(String(index)), parentID])
+        }
+        for (new, index) in changes.inserted {
+            let columns = try RecordColumns(new).values.filter { $0.column != "version" }
+            let names = columns.map { SQLIdentifier.quoted($0.column) } + [parent, position]
+            let placeholders = (1...names.count).map { "$\($0)" }.joined(separator: ", ")
+            try await connection.query("INSERT INTO \(child.quoted) (\(names.joined(separator: ", "))) VALUES (\(placeholders))",
+                                       values: columns.map(\.value) + [parentID, .text(String(index))])
+        }
+    }
+}

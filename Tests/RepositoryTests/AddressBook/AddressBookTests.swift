@@ -1,0 +1,146 @@
+import AddressBookKit
+import Foundation
+import IdentifiedCollections
+import Repository
+import Testing
+
+/// A database with the address book's schema.
+func makeAddressBookDatabase() async throws -> Database {
+    let database = try await TestServer.makeDatabase()
+    try await AddressBook.migrations().migrate(database)
+    return database
+}
+
+@Suite("Address book aggregates")
+struct AddressBookTests {
+    let database: Database
+    let book: AddressBook
+
+    init() async throws {
+        database = try await makeAddressBookDatabase()
+        book = AddressBook(database)
+    }
+
+    /// (street, position, version) of a person's address rows, by position.
+    func addressRows(_ person: Int64) async throws -> [(street: String, version: Int64)] {
+        try await database.query("SELECT street, version FROM addresses WHERE person_id = $1 ORDER BY position", [person])
+            .map { (try $0.decode(String.self, at: 0), try $0.decode(Int64.self, at: 1)) }
+    }
+
+    func personVersion(_ id: Int64) async throws -> Int64 {
+        try await database.query("SELECT version FROM people WHERE id = $1", [id])[0].decode(Int64.self, at: 0)
+    }
+
+    @Test("reading a person loads their addresses; editing one street updates only that row")
+    func editOneChild() async throws {
+        let ada = try await book.addPerson(name: "Ada", streets: ["12 St James's Square", "Ockham Park"])
+        let id = ada.value.id
+        #expect(ada.value.addresses.map(\.street) == ["12 St James's Square", "Ockham Park"])
+        let other = try await book.readPerson(id: id)
+        #expect(other.value == ada.value)
+
+        other[\.addresses][1][\.street].value = "Horsley Towers; 'quoted' 🏰"
+        #expect(ada.value.addresses[1].street == "Horsley Towers; 'quoted' 🏰")
+        try await other.save()
+        let rows = try await addressRows(id)
+        #expect(rows.map(\.street) == ["12 St James's Square", "Horsley Towers; 'quoted' 🏰"])
+        #expect(rows.map(\.version) == [1, 2])
+        #expect(try await personVersion(id) == 1)
+    }
+
+    @Test("appending, reordering and removing addresses writes the rows and bumps the person's version")
+    func structuralEdits() async throws {
+        let grace = try await book.addPerson(name: "Grace", streets: ["Arlington"])
+        let id = grace.value.id
+        let added = AddressBookKit.Address(street: "Yale")
+        grace[\.addresses].value.append(added)
+        grace[\.addresses].value.insert(AddressBookKit.Address(street: "New York"), at: 0)
+        try await grace.save()
+        #expect(try await addressRows(id).map(\.street) == ["New York", "Arlington", "Yale"])
+        #expect(grace.value.addresses.map(\.street) == ["New York", "Arlington", "Yale"])
+        #expect(grace.value.addresses[2].id == added.id)
+
+        grace[\.addresses].value.reverse()
+        try await grace.save()
+        #expect(try await addressRows(id).map(\.street) == ["Yale", "Arlington", "New York"])
+        grace[\.addresses].value.removeAll { $0.street == "Arlington" }
+        try await grace.save()
+        #expect(try await addressRows(id).map(\.street) == ["Yale", "New York"])
+        #expect(try await personVersion(id) >= 2)
+    }
+
+    @Test("changes to address rows by psql refresh the owning person's handle")
+    func remoteChildChanges() async throws {
+        let edsger = try await book.addPerson(name: "Edsger", streets: ["Nuenen"])
+        let id = edsger.value.id
+        let seen = Recorder<Author?>()
+        let subscription = edsger.observe { seen.append($0.author) }
+        try await psql("UPDATE addresses SET street = 'Austin' WHERE person_id = \(id)", database: database)
+        #expect(try await eventually { edsger.value.addresses.map(\.street) == ["Austin"] })
+        try await psql("INSERT INTO addresses (person_id, position, street) VALUES (\(id), 1, 'Eindhoven')", database: database)
+        #expect(try await eventually { edsger.value.addresses.map(\.street) == ["Austin", "Eindhoven"] })
+        try await psql("DELETE FROM addresses WHERE street = 'Austin'", database: database)
+        #expect(try await eventually { edsger.value.addresses.map(\.street) == ["Eindhoven"] })
+        #expect(seen.all.allSatisfy { $0 == .database })
+        subscription.cancel()
+    }
+
+    @Test("two writers on one person — one renames, the other edits and appends addresses — both survive")
+    func concurrentEditsMerge() async throws {
+        let created = try await book.addPerson(name: "Barbara", streets: ["MIT"])
+        let id = created.value.id
+        let otherBook = AddressBook(Database(database.configuration))
+        let mine = try await book.readPerson(id: id)
+        let theirs = try await otherBook.readPerson(id: id)
+
+        theirs[\.addresses][0][\.street].value = "MIT, Cambridge"
+        theirs[\.addresses].value.append(AddressBookKit.Address(street: "Stanford"))
+        try await theirs.save()
+        // Edited before this process heard of their change: the write conflicts on the
+        // version, is merged, and goes through.
+        mine[\.name].value = "Barbara Liskov"
+        try await mine.save()
+
+        let expected = ["MIT, Cambridge", "Stanford"]
+        #expect(try await addressRows(id).map(\.street) == expected)
+        #expect(try await database.query("SELECT name FROM people WHERE id = $1", [id])[0].decode(String.self, at: 0) == "Barbara Liskov")
+        #expect(try await eventually { mine.value.addresses.map(\.street) == expected && theirs.value.name == "Barbara Liskov" })
+        otherBook.close()
+    }
+
+    @Test("deleting a person cascades: every handle, and the live list, report it")
+    func deleteCascades() async throws {
+        let alan = try await book.addPerson(name: "Alan", streets: ["Bletchley", "Manchester"])
+        let id = alan.value.id
+        let everyone = try await book.people()
+        let element = everyone[id: id]
+        let firstAddress = alan[\.addresses][0]
+        try await book.deletePerson(id: id)
+        #expect(try await eventually { alan.liveState == .deleted && element.value == nil })
+        #expect(firstAddress.value.street == "Bletchley")  // the last known value stays
+        #expect(try await addressRows(id).isEmpty)
+        alan[\.name].value = "Ghost"
+        await #expect(throws: LiveRecordError.self) { try await alan.save() }
+        await #expect(throws: AddressBookError.noSuchPerson(id)) { try await book.deletePerson(id: id) }
+        await #expect(throws: AddressBookError.noSuchPerson(id)) { try await book.readPerson(id: id) }
+    }
+
+    @Test("the live list follows people and their addresses, and its elements write through")
+    func liveList() async throws {
+        _ = try await book.addPerson(name: "Grace", streets: ["Arlington"])
+        let everyone = try await book.people()
+        #expect(everyone.value.map(\.name) == ["Grace"])
+        try await psql("INSERT INTO people (name) VALUES ('Ada')", database: database)
+        #expect(try await eventually { everyone.value.map(\.name) == ["Ada", "Grace"] })
+        let ada = try #require(everyone.value.first)
+        try await psql("INSERT INTO addresses (person_id, position, street) VALUES (\(ada.id), 0, 'London')", database: database)
+        #expect(try await eventually { everyone.value.first?.addresses.map(\.street) == ["London"] })
+
+        everyone[id: ada.id][\.name].value = "Zelda"  // moves to the end, and writes through
+        #expect(everyone.value.map(\.name) == ["Grace", "Zelda"])
+        try await everyone.save()
+        #expect(try await database.query("SELECT name FROM people WHERE id = $1", [ada.id])[0].decode(String.self, at: 0) == "Zelda")
+        let handle = try await book.readPerson(id: ada.id)
+        #expect(handle.value.name == "Zelda")
+    }
+}
