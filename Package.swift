@@ -60,6 +60,8 @@ let package = Package(
             name: "demo",
             dependencies: [
                 "Repository",
+                "AddressBookKit",
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift

@@ -43,6 +43,9 @@ public struct CollectionChanges<ID: Hashable & Sendable>: Sendable, Hashable {
     public var isEmpty: Bool { inserted.isEmpty && removed.isEmpty && updated.isEmpty }
 }
 
+/// Encoded as `{"inserted": […], "removed": […], "updated": […]}`.
+extension CollectionChanges: Codable where ID: Codable {}
+
 extension Update {
     /// The ids this update inserted, removed and updated.
     public func changes<ID: Hashable & Sendable, Element: Equatable>() -> CollectionChanges<ID> where Value == IdentifiedArray<ID, Element> {

@@ -89,6 +89,12 @@ public final class LocalServer: Sendable {
         return server
     }
 
+    /// The persistent server running in `directory`, if one is; nil otherwise. Starts nothing.
+    public static func running(in directory: String) async throws -> LocalServer? {
+        try await LocalServer(mode: .persistent(directory: directory), directory: directory, port: 5432, listensOnTCP: false)
+            .runningInstance()
+    }
+
     /// Stops the server and waits until its processes are gone; a throwaway server's
     /// directory is deleted.
     public func stop() async throws {

@@ -70,8 +70,12 @@ public final class Var<Value>: ObservableValue {
 
     /// Calls `handler` with every later change; with `initial`, first with the current value.
     /// The observation lasts until the returned subscription is cancelled or released.
+    /// For a `Var` read from a database, the observation keeps the value live — following
+    /// the row — even after every `Var` onto it is gone.
     public func observe(initial: Bool, _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription {
-        subscribe(initial, handler)
+        let subscription = subscribe(initial, handler)
+        guard let persistence else { return subscription }
+        return Subscription { withExtendedLifetime(persistence) { subscription.cancel() } }
     }
 
     /// A reference to a part of this value, for a derived `Var` whose parent is `self`.

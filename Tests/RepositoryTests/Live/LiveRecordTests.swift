@@ -68,6 +68,15 @@ struct LiveRecordTests {
         subscription.cancel()
     }
 
+    @Test("an observation keeps the row live after the handle itself is dropped")
+    func observationKeepsRowLive() async throws {
+        let seen = Recorder<String>()
+        let subscription = try await repository.read(Contact.self, id: 2)[\.name].observe { seen.append($0.new) }
+        try await psql("UPDATE contacts SET name = 'Grace Hopper' WHERE id = 2", database: database)
+        #expect(try await eventually { seen.all == ["Grace Hopper"] })
+        subscription.cancel()
+    }
+
     @Test("a change made while the listener was terminated converges after it reconnects")
     func outage() async throws {
         let edsger = try await repository.read(Contact.self, id: 3)

@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import Repository
+
+/// `demo db status|stop|reset`: the demo's own PostgreSQL server.
+struct DatabaseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "db", abstract: "The demo's local PostgreSQL server: status, stop, reset.",
+        subcommands: [Status.self, Stop.self, Reset.self])
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Say which database the demo uses, and whether it is up.")
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let report = try await DatabaseStatus.current()
+            print(output.json ? Output.encode(report) : report.text)
+        }
+    }
+
+    struct Stop: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop the local server (the data stays).")
+
+        func run() async throws {
+            let directory = DemoSession.localDirectory
+            guard let server = try await LocalServer.running(in: directory) else {
+                return print("The local server in \(directory) is not running.")
+            }
+            try await server.stop()
+            print("Stopped the local server in \(directory). The next demo command starts it again.")
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop the local server and delete its data.")
+
+        func run() async throws {
+            let directory = DemoSession.localDirectory
+            if let server = try await LocalServer.running(in: directory) { try await server.stop() }
+            if FileManager.default.fileExists(atPath: directory) {
+                try FileManager.default.removeItem(atPath: directory)
+            }
+            print("Deleted the local database in \(directory). The next demo command starts a fresh one.")
+        }
+    }
+}
+
+/// What `db status` reports.
+struct DatabaseStatus: Encodable {
+    /// "DATABASE_URL" or "local".
+    let source: String
+    let running: Bool
+    let directory: String?
+    let processID: Int32?
+    /// A psql command line that reaches the same database.
+    let psql: String?
+
+    static func current() async throws -> DatabaseStatus {
+        if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil {
+            var reachable = true
+            do {
+                let database = Database(try .environment(), maximumConnections: 1)
+                defer { database.close() }
+                _ = try await database.query("SELECT 1")
+            } catch {
+                reachable = false
+            }
+            return DatabaseStatus(source: "DATABASE_URL", running: reachable, directory: nil, processID: nil, psql: "psql \"$DATABASE_URL\"")
+        }
+        let directory = DemoSession.localDirectory
+        let server = try await LocalServer.running(in: directory)
+        return DatabaseStatus(source: "local", running: server != nil, directory: directory, processID: server?.processID,
+                              psql: server.map { "psql -h \($0.socketDirectory) -p \($0.port) -U \($0.superuser) postgres" })
+    }
+
+    var text: String {
+        if source == "DATABASE_URL" {
+            return "Using DATABASE_URL: \(running ? "reachable" : "NOT reachable")."
+        }
+        guard running, let processID, let psql else {
+            return "The local server in \(directory ?? "?") is not running; the next demo command starts it."
+        }
+        return "The local server in \(directory ?? "?") is running (pid \(processID)).\nConnect with: \(psql)"
+    }
+}

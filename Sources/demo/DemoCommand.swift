@@ -1,0 +1,68 @@
+import AddressBookKit
+import ArgumentParser
+import Foundation
+import Repository
+
+/// `demo`: an address book on PostgreSQL whose `watch` view follows edits made anywhere.
+@main
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "An address book on PostgreSQL, with a live `watch` view.",
+        discussion: """
+            The database is DATABASE_URL if set; otherwise a PostgreSQL server of the demo's own, \
+            in a per-user data directory, started on first use and left running so that other \
+            terminals share it (`demo db stop` stops it). Migrations are applied on every run.
+
+            Try `demo watch` in one terminal and `demo add Ada --street "12 St James's Square"` \
+            in another.
+            """,
+        subcommands: [Add.self, List.self, Show.self, Rename.self, AddAddress.self, RemoveAddress.self,
+                      Delete.self, Watch.self, DatabaseCommand.self])
+
+    /// Runs the command; any failure is one line on standard error and a non-zero exit.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))  // --help
+            } else {
+                FileHandle.standardError.write(Data("demo: \(oneLine(error))\n".utf8))
+            }
+            Foundation.exit(code.rawValue)
+        }
+    }
+
+    private static func oneLine(_ error: any Error) -> String {
+        let message: String
+        switch error {
+        case let error as AddressBookError: message = error.description
+        case let error as LiveRecordError: message = error.description
+        case let error as PostgresError: message = error.description
+        case let error as LocalServerError: message = error.message
+        case let error as MigrationError: message = error.message
+        case let error as DemoError: message = error.message
+        default: message = self.message(for: error)
+        }
+        return message.split(separator: "\n").first.map(String.init) ?? message
+    }
+}
+
+/// A mistake in what the user asked for.
+struct DemoError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// `--json`, shared by the commands that print something.
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+}

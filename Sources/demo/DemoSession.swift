@@ -1,0 +1,48 @@
+import AddressBookKit
+import Foundation
+import Repository
+
+/// The database a demo command works on, with the address book's schema applied.
+struct DemoSession {
+    let database: Database
+    let book: AddressBook
+
+    /// The local server's directory: `DEMO_DATA_DIRECTORY`, else a per-user default.
+    static var localDirectory: String {
+        ProcessInfo.processInfo.environment["DEMO_DATA_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? LocalServer.defaultDirectory(named: "demo")
+    }
+
+    /// Connects: `DATABASE_URL`, else the demo's persistent local server (started if needed,
+    /// and left running). Then applies pending migrations.
+    static func open() async throws -> DemoSession {
+        var configuration: ConnectionConfiguration
+        if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil {
+            configuration = try .environment()
+        } else {
+            let server = try await LocalServer.start(.persistent(directory: localDirectory))
+            configuration = server.configuration
+        }
+        configuration.applicationName = "demo"
+        let database = Database(configuration, maximumConnections: 4)
+        try await AddressBook.migrations().migrate(database)
+        return DemoSession(database: database, book: AddressBook(database))
+    }
+
+    /// Runs `body` on an open session and closes it afterwards.
+    static func run<T>(_ body: (DemoSession) async throws -> T) async throws -> T {
+        let session = try await open()
+        defer { session.close() }
+        return try await body(session)
+    }
+
+    func close() {
+        book.close()
+        database.close()
+    }
+
+    /// A live handle onto person `id`, or a one-line error.
+    func person(_ id: Int64) async throws -> Var<Person> {
+        try await book.readPerson(id: id)
+    }
+}

@@ -1,0 +1,55 @@
+import AddressBookKit
+import Foundation
+
+/// What the commands print: aligned tables for people, JSON with `--json`.
+enum Output {
+    static func person(_ person: Person, json: Bool) {
+        print(json ? encode(person) : table(person))
+    }
+
+    static func people(_ people: [Person], json: Bool) {
+        print(json ? encode(people) : table(people))
+    }
+
+    static func deleted(_ id: Int64, json: Bool) {
+        print(json ? encode(["deleted": id]) : "Deleted person \(id).")
+    }
+
+    static func encode(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "null"
+    }
+
+    /// One row per person; `marks` flags ids (a `*` in the first column).
+    static func table(_ people: [Person], marks: Set<Int64> = []) -> String {
+        guard !people.isEmpty else { return "No people yet. Add one: demo add NAME [--street STREET]" }
+        let rows = people.map { person in
+            [(marks.contains(person.id) ? "*" : " ") + String(person.id), person.name,
+             person.addresses.map(\.street).joined(separator: "; ")]
+        }
+        return align([[" ID", "NAME", "ADDRESSES"]] + rows)
+    }
+
+    /// A person, then their addresses with short ids (enough for `remove-address`).
+    static func table(_ person: Person) -> String {
+        var lines = ["\(person.name) (id \(person.id))"]
+        if person.addresses.isEmpty {
+            lines.append("  no addresses")
+        } else {
+            lines.append(align([["  ADDRESS", "STREET"]] + person.addresses.map { ["  " + shortID($0.id), $0.street] }))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func shortID(_ id: UUID) -> String { String(id.uuidString.lowercased().prefix(8)) }
+
+    private static func align(_ rows: [[String]]) -> String {
+        let widths = (0..<(rows.first?.count ?? 0)).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0)
+            }.joined()
+        }.joined(separator: "\n")
+    }
+}

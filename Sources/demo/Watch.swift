@@ -1,0 +1,136 @@
+import AddressBookKit
+import ArgumentParser
+import Foundation
+import IdentifiedCollections
+import Repository
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow everyone (or one person) live, as any process changes them. Ctrl-C quits.",
+        discussion: "On a terminal the view is redrawn in place; piped, each change prints a new view (one JSON object per line with --json).")
+    @Argument(help: "A person's id; everyone when left out.") var id: String?
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let id = try id.map(Input.personID)
+        let session = try await DemoSession.open()
+        defer { session.close() }
+        let screen = Screen(json: output.json)
+        let quit = QuitSignal()
+        let subscription: Subscription
+        if let id {
+            let person = try await session.person(id)
+            subscription = person.observe(initial: true) { update in
+                guard update.author != .deletion else {
+                    screen.show(json: Output.encode(["deleted": id]), text: "Person \(id) was deleted.")
+                    return quit.fire()
+                }
+                screen.show(json: Output.encode(["person": update.new]), text: Output.table(update.new), footer: footer(update.author))
+            }
+        } else {
+            let people = try await session.book.people()
+            subscription = people.observe(initial: true) { update in
+                let changes = update.changes()
+                screen.show(json: Output.encode(PeopleFrame(people: update.new.elements, changes: changes)),
+                            text: Output.table(update.new.elements, marks: Set(changes.inserted + changes.updated)),
+                            footer: footer(update.author))
+            }
+        }
+        // Outages and failed re-reads go to standard error, so the view never lies silently.
+        let errors = Task { [repository = session.book.repository] in
+            for await error in repository.errors {
+                FileHandle.standardError.write(Data("demo: \(error)\n".utf8))
+            }
+        }
+        defer { errors.cancel() }
+        screen.begin()
+        await quit.wait()
+        subscription.cancel()
+        screen.end()
+    }
+
+    private func footer(_ author: Author?) -> String {
+        let time = Date().formatted(date: .omitted, time: .standard)
+        return "\nWatching — Ctrl-C to quit. Last update \(time)\(author.map { " from \($0)" } ?? "")."
+    }
+}
+
+/// One `--json` line of `watch` without an id.
+struct PeopleFrame: Encodable {
+    let people: [Person]
+    let changes: CollectionChanges<Int64>
+}
+
+/// Where `watch` draws: redrawn in place on a terminal, appended when piped.
+final class Screen: Sendable {
+    private let json: Bool
+    private let isTerminal = isatty(STDOUT_FILENO) == 1
+    private let lock = NSLock()
+
+    init(json: Bool) { self.json = json }
+
+    /// Hides the cursor while redrawing in place.
+    func begin() {
+        if isTerminal, !json { write("\u{1B}[?25l") }
+    }
+
+    /// Shows the cursor again, below the last view.
+    func end() {
+        if isTerminal, !json { write("\u{1B}[?25h\n") }
+    }
+
+    func show(json line: String, text: String, footer: String = "") {
+        if json { return write(line + "\n") }
+        if isTerminal {
+            write("\u{1B}[H\u{1B}[2J" + text + "\n" + footer)  // home, clear, draw
+        } else {
+            write(text + "\n" + footer + "\n\n")
+        }
+    }
+
+    private func write(_ text: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+/// Ctrl-C (SIGINT), SIGTERM, or `fire()` — whichever comes first ends `wait()`.
+final class QuitSignal: @unchecked Sendable {
+    // @unchecked: `continuation` and `fired` are touched only under `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Void, Never>?
+    private var fired = false
+    private var sources: [any DispatchSourceSignal] = []
+
+    init() {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)  // handled below instead of killing the process
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { [weak self] in self?.fire() }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func fire() {
+        lock.lock()
+        fired = true
+        let waiting = continuation
+        continuation = nil
+        lock.unlock()
+        waiting?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if fired {
+                lock.unlock()
+                return continuation.resume()
+            }
+            self.continuation = continuation
+            lock.unlock()
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// A program run as a child process with `posix_spawn`, its output read through pipes.
+///
+/// Foundation's `Process.waitUntilExit()` can hang on Linux when the child starts daemons of
+/// its own (the demo starts PostgreSQL), so the tests that run executables use this instead.
+final class ChildProcess: Sendable {
+    let pid: pid_t
+    /// Read ends of the child's standard output and standard error.
+    private let output: Int32
+    private let errors: Int32
+
+    init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
+        var outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1]
+        guard pipe(&outputPipe) == 0, pipe(&errorPipe) == 0 else { throw TestSetupError("pipe failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+        for fd in outputPipe + errorPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, executable, &actions, nil, argv, envp)
+        close(outputPipe[1])
+        close(errorPipe[1])
+        guard status == 0 else {
+            close(outputPipe[0])
+            close(errorPipe[0])
+            throw TestSetupError("could not start \(executable): \(String(cString: strerror(status)))")
+        }
+        pid = child
+        output = outputPipe[0]
+        errors = errorPipe[0]
+    }
+
+    deinit {
+        close(output)
+        close(errors)
+    }
+
+    /// Everything the child writes to standard output, until it closes it (blocks).
+    func readOutput() -> Data { Self.readAll(output) }
+
+    /// Everything the child writes to standard error, until it closes it (blocks).
+    func readErrors() -> Data { Self.readAll(errors) }
+
+    /// Calls `line` with each line of standard output as it arrives, on a thread of its own.
+    func readOutputLines(_ line: @escaping @Sendable (String) -> Void) {
+        let fd = output
+        Thread.detachNewThread {
+            var pending = Data()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while case let count = read(fd, &buffer, buffer.count), count > 0 {
+                pending.append(contentsOf: buffer[0..<count])
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    line(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending.removeSubrange(pending.startIndex...newline)
+                }
+            }
+        }
+    }
+
+    /// Waits for the child to exit and returns its exit status (128 + n if killed by signal n).
+    func wait() -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+        return Self.exitStatus(status)
+    }
+
+    /// The exit status if the child has exited, else nil.
+    func exitStatusIfExited() -> Int32? {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == pid ? Self.exitStatus(status) : nil
+    }
+
+    private static func exitStatus(_ status: Int32) -> Int32 {
+        status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    private static func readAll(_ fd: Int32) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count > 0 { data.append(contentsOf: buffer[0..<count]) } else if count == 0 || errno != EINTR { return data }
+        }
+    }
+}
