@@ -82,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReadmeExamplesTests",
-            dependencies: ["Repository"],
+            dependencies: ["Repository", "AddressBookKit"],
             // The generated file holds README snippets, which may leave values unused.
             swiftSettings: strictSwift + [.unsafeFlags(["-suppress-warnings"])],
             plugins: ["ReadmeExamples"]

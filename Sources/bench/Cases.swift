@@ -1,7 +1,7 @@
 import Foundation
 import Repository
 
-/// The five cases of the benchmark, each beside its raw libpq baseline.
+/// The cases of the benchmark, each beside its raw libpq baseline.
 struct Cases {
     let environment: BenchEnvironment
     let iterations: Int

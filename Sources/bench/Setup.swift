@@ -1,7 +1,7 @@
 import Foundation
 import Repository
 
-struct BenchRow: Record {
+struct BenchRow: Record, Equatable {
     static let tableName = "bench_rows"
     var id: Int64
     var name: String

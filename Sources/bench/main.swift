@@ -29,6 +29,7 @@ do {
                                ratio: triggerPath.p50 / propagation.baseline, target: "(informative)", met: true,
                                note: "a raw listener's wake-up for the same UPDATE through the version and notify triggers"))
     log("fan-out…");       results += try await cases.fanOut(maximum: maximumHandles)
+    log("live query…");    results.append(try await cases.liveQuery())
     log("burst…");         results.append(try await cases.burst())
     log("write-through…"); results.append(try await cases.writeThrough())
     try await environment.tearDown()

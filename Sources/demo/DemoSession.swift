@@ -41,6 +41,17 @@ struct DemoSession {
         database.close()
     }
 
+    /// Reads person `id`, edits them through the live handle, waits until the edit is durable
+    /// and prints the result — what every editing command does.
+    static func edit(_ id: Int64, json: Bool, _ change: (Var<Person>) throws -> Void) async throws {
+        try await run { session in
+            let person = try await session.person(id)
+            try change(person)
+            try await person.save()
+            Output.person(person.value, json: json)
+        }
+    }
+
     /// A live handle onto person `id`, or a one-line error.
     func person(_ id: Int64) async throws -> Var<Person> {
         try await book.readPerson(id: id)

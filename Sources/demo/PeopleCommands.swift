@@ -53,12 +53,9 @@ struct Rename: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let (id, name) = (try Input.personID(id), try Input.text(name, "name"))
-        try await DemoSession.run { session in
-            let person = try await session.person(id)
+        let name = try Input.text(name, "name")
+        try await DemoSession.edit(Input.personID(id), json: output.json) { person in
             person[\.name].value = name
-            try await person.save()
-            Output.person(person.value, json: output.json)
         }
     }
 }
@@ -70,12 +67,9 @@ struct AddAddress: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let (id, street) = (try Input.personID(id), try Input.text(street, "street"))
-        try await DemoSession.run { session in
-            let person = try await session.person(id)
+        let street = try Input.text(street, "street")
+        try await DemoSession.edit(Input.personID(id), json: output.json) { person in
             person[\.addresses].value.append(Address(street: street))
-            try await person.save()
-            Output.person(person.value, json: output.json)
         }
     }
 }
@@ -87,13 +81,9 @@ struct RemoveAddress: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let id = try Input.personID(id)
-        try await DemoSession.run { session in
-            let person = try await session.person(id)
+        try await DemoSession.edit(Input.personID(id), json: output.json) { person in
             let address = try Input.address(addressID, of: person.value)
             person[\.addresses].value.removeAll { $0.id == address }
-            try await person.save()
-            Output.person(person.value, json: output.json)
         }
     }
 }

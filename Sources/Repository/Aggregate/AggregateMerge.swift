@@ -40,9 +40,14 @@ enum AggregateMerge {
     private static func mergeRow<R: Record>(base: R, mine: R, theirs: R, keepingConflicts: Bool,
                                             conflict: (String) -> Void) throws -> R {
         let baseColumns = try RecordColumns(base)
-        let ours = try RecordColumns(mine).writableChanges(since: baseColumns)
+        let mineColumns = try RecordColumns(mine)
+        let ours = mineColumns.writableChanges(since: baseColumns)
         guard !ours.isEmpty else { return theirs }
-        let overlap = ours.intersection(try RecordColumns(theirs).writableChanges(since: baseColumns))
+        // Both changed it, to different values (the same value twice is agreement, as when
+        // their change already reached this handle).
+        let theirColumns = try RecordColumns(theirs)
+        let overlap = ours.intersection(theirColumns.writableChanges(since: baseColumns))
+            .intersection(mineColumns.changedProperties(since: theirColumns))
         overlap.sorted().forEach(conflict)
         return try theirs.taking(keepingConflicts ? ours : ours.subtracting(overlap), from: mine)
     }

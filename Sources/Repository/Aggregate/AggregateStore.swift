@@ -14,6 +14,8 @@ final class AggregateStore<A: Aggregate>: MemberStore, @unchecked Sendable {
     private let policy: ConflictPolicy
     private let report: @Sendable (LiveRecordError) -> Void
     private let lock = Lock()
+    /// Held across one apply of a re-read state; taken before `lock`.
+    private let applying = Lock()
     private var committed: AggregateSnapshot<A>
     private var writes = WriteState()
     /// Reads are numbered when they start; a read is applied only if it started after the
@@ -127,17 +129,25 @@ final class AggregateStore<A: Aggregate>: MemberStore, @unchecked Sendable {
     }
 
     /// Makes `snapshot` the committed state and the value `snapshot` plus the local edits
-    /// made since `base`; edits left over are written next round. Returns the conflicts.
+    /// made since `base` (nil: since the committed state it replaces); edits left over are
+    /// written next round. Returns the conflicts.
+    ///
+    /// Applies run one at a time (`applying`), so each one's committed state and value move
+    /// together: a local edit is always told apart from an earlier apply's change.
     @discardableResult
-    private func apply(_ snapshot: AggregateSnapshot<A>, sequence: UInt64, base: A, keepingConflicts: Bool) -> [String] {
+    private func apply(_ snapshot: AggregateSnapshot<A>, sequence: UInt64, base explicitBase: A? = nil, keepingConflicts: Bool) -> [String] {
+        applying.withLock { applyInOrder(snapshot, sequence: sequence, base: explicitBase, keepingConflicts: keepingConflicts) }
+    }
+
+    private func applyInOrder(_ snapshot: AggregateSnapshot<A>, sequence: UInt64, base explicitBase: A?, keepingConflicts: Bool) -> [String] {
         var conflicts: [String] = []
-        let applied = lock.withLock { () -> Bool in
-            guard sequence > lastApplied, writes.lifecycle == .live else { return false }
+        let base = lock.withLock { () -> A? in
+            guard sequence > lastApplied, writes.lifecycle == .live else { return nil }
             lastApplied = sequence
-            committed = snapshot
-            return true
+            defer { committed = snapshot }
+            return explicitBase ?? committed.value
         }
-        guard applied else { return [] }
+        guard let base else { return [] }
         var leftToWrite = false
         value.modifyIfChanged(author: .database) { current in
             let merged: A
@@ -181,15 +191,15 @@ final class AggregateStore<A: Aggregate>: MemberStore, @unchecked Sendable {
 
     /// Applies an aggregate re-read after an announcement, read as number `sequence`.
     func applyRemote(_ snapshot: AggregateSnapshot<A>, sequence: UInt64) {
-        let (base, isClean, inFlight, isSame) = lock.withLock {
-            (committed.value, writes.isClean, writes.hasWriteInFlight, committed.hasSameVersions(as: snapshot))
+        let (isClean, inFlight, isSame) = lock.withLock {
+            (writes.isClean, writes.hasWriteInFlight, committed.hasSameVersions(as: snapshot))
         }
         guard !isSame else { return lock.withLock { lastApplied = max(lastApplied, sequence) } }
         // Unwritten edits of rows the other writer changed too are conflicts; a write under
         // way settles its own through the version check.
         let keepConflicts = isClean || inFlight || policy == .localWins
         let mine = value.read()
-        let conflicts = apply(snapshot, sequence: sequence, base: base, keepingConflicts: keepConflicts)
+        let conflicts = apply(snapshot, sequence: sequence, keepingConflicts: keepConflicts)
         guard !conflicts.isEmpty, !inFlight else { return }
         let conflict = LiveRecordError.conflict(table: table.qualifiedName, key: keyText, columns: conflicts,
                                                 ours: mine, theirs: snapshot.value, policy: policy)

@@ -20,8 +20,8 @@ extension LiveRepository {
     }
 
     /// A live query over aggregates: those whose root row matches `condition`, in `order`.
-    /// See ``readAll(_:where:parameters:orderBy:)-(R.Type,_,_,_)`` for records; elements here
-    /// are whole aggregates, live like ``read(_:id:)-(A.Type,_)``.
+    /// Like `readAll` for records; elements here
+    /// are whole aggregates, live like `read(_:id:)` of an aggregate.
     public func readAll<A: Aggregate>(
         _ type: A.Type = A.self, where condition: String? = nil, parameters: [any SQLValueConvertible] = [],
         orderBy: [SortKey<A>] = []
@@ -47,22 +47,11 @@ extension LiveRepository {
 
     /// The live stores of these aggregates, shared or read now; missing roots left out.
     func aggregateStores<A: Aggregate>(_ table: AggregateTable<A>, ids: [A.ID]) async throws -> [AggregateStore<A>] {
-        await waitUntilListening()
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: true) }
-        var found = stores.withLock { stores in keys.map { Self.live(stores[$0]?.store as? AggregateStore<A>) } }
-        let missing = ids.indices.filter { found[$0] == nil }
-        if !missing.isEmpty {
-            let snapshots = try await table.fetch(missing.map { ids[$0] })
-            let byID = Dictionary(snapshots.map { ($0.value.id, $0) }, uniquingKeysWith: { first, _ in first })
-            for index in missing {
-                guard let snapshot = byID[ids[index]] else { continue }
-                let store = register(keys[index]) { AggregateStore(snapshot, table: table, policy: policy, report: report) }
-                registerChildren(of: store)
-                found[index] = store
-            }
+        let live = try await sharedStores(ids: ids, keys: keys, read: table.fetch, id: \.value.id) { snapshot in
+            AggregateStore(snapshot, table: table, policy: policy, report: report)
         }
-        let live = found.compactMap { $0 }
-        try await refreshAnnounced(live)
+        live.forEach(registerChildren)
         return live
     }
 

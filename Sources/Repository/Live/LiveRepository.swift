@@ -112,18 +112,26 @@ public final class LiveRepository: Sendable {
     /// The live stores of these rows: shared ones from the identity map, the others read in
     /// batches. Rows that do not exist are left out.
     func stores<R: Record>(_ table: RecordTable<R>, ids: [R.ID]) async throws -> [LiveStore<R>] {
+        try await sharedStores(ids: ids, keys: ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0)) },
+                               read: table.fetch, id: \.record.id) { row in
+            LiveStore(id: row.record.id, record: row.record, version: row.version, table: table, policy: policy, report: report)
+        }
+    }
+
+    /// The stores under `keys` (one per id): from the identity map when live there, otherwise
+    /// made from what `read` returns for the missing ids, all in one batch, and registered.
+    func sharedStores<ID: Hashable, Row, Store: AnyLiveStore>(
+        ids: [ID], keys: [StoreKey], read: ([ID]) async throws -> [Row], id: (Row) -> ID, make: (Row) -> Store
+    ) async throws -> [Store] {
         await waitUntilListening()
-        let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0)) }
-        var found = stores.withLock { stores in keys.map { Self.live(stores[$0]?.store as? LiveStore<R>) } }
+        var found = stores.withLock { stores in keys.map { Self.live(stores[$0]?.store as? Store) } }
         let missing = ids.indices.filter { found[$0] == nil }
         if !missing.isEmpty {
-            let rows = try await table.fetch(missing.map { ids[$0] })
-            let byID = Dictionary(rows.map { ($0.record.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let rows = try await read(missing.map { ids[$0] })
+            let byID = Dictionary(rows.map { (id($0), $0) }, uniquingKeysWith: { first, _ in first })
             for index in missing {
                 guard let row = byID[ids[index]] else { continue }
-                found[index] = register(keys[index]) {
-                    LiveStore(id: row.record.id, record: row.record, version: row.version, table: table, policy: policy, report: report)
-                }
+                found[index] = register(keys[index]) { make(row) }
             }
         }
         let live = found.compactMap { $0 }
