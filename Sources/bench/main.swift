@@ -11,6 +11,8 @@ func option(_ name: String, default value: Int) -> Int {
 let json = arguments.contains("--json")
 let maximumHandles = option("--handles", default: 100_000)
 let iterations = option("--iterations", default: 1000)
+/// `--only live-query` runs that case alone (for working on it).
+let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 
 func log(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
 
@@ -19,6 +21,12 @@ do {
     let environment = try await BenchEnvironment.make(rows: max(maximumHandles, 10_000))
     let cases = Cases(environment: environment, iterations: iterations)
     var results: [BenchResult] = []
+    if only == "live-query" {
+        results.append(try await cases.liveQuery())
+        try await environment.tearDown()
+        print(Report.table(results, machine: Report.machine))
+        exit(0)
+    }
     log("query…");         results.append(try await cases.query())
     log("read…");          results.append(try await cases.read())
     log("propagation…")

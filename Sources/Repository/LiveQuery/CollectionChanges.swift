@@ -29,6 +29,14 @@ public struct CollectionChanges<ID: Hashable & Sendable>: Sendable, Hashable {
     public init<Element: Equatable>(from old: IdentifiedArray<ID, Element>, to new: IdentifiedArray<ID, Element>) {
         inserted = []
         updated = []
+        removed = []
+        if old.ids == new.ids {
+            // The common case — values changed in place: compare by position, no hashing.
+            for (index, element) in new.elements.enumerated() where old.elements[index] != element {
+                updated.append(new.ids[index])
+            }
+            return
+        }
         for (id, element) in zip(new.ids, new.elements) {
             if let before = old[id: id] {
                 if before != element { updated.append(id) }

@@ -32,3 +32,16 @@ final class ErrorLog: Sendable {
         Task { for await error in repository.errors { errors.append("\(error)") } }
     }
 }
+
+struct VersionedContact: Record {
+    static let tableName = "contacts"
+    var id: Int64
+    var name: String
+    var version: Int64
+}
+
+struct LivePerson: Record {
+    static let tableName = "people"
+    var id: Int64
+    var name: String
+}

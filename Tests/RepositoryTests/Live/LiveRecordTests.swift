@@ -301,16 +301,3 @@ struct LiveRecordTests {
         try await restarted.stop()
     }
 }
-
-struct VersionedContact: Record {
-    static let tableName = "contacts"
-    var id: Int64
-    var name: String
-    var version: Int64
-}
-
-struct LivePerson: Record {
-    static let tableName = "people"
-    var id: Int64
-    var name: String
-}
