@@ -61,15 +61,19 @@ extension LiveRepository {
                 announced[key] = max(announced[key] ?? 0, change.version)
             }
         }
+        let aggregateRoots = Set(childRoutes.withLock { $0.values.flatMap { $0.map(\.rootTable) } })
         return stores.withLock { stores in
-            changes.flatMap { change in
-                // The row's own store, and the aggregate rooted at it.
-                [false, true].compactMap { isAggregate in
-                    guard let store = stores[StoreKey(table: change.table, key: change.key.description, isAggregate: isAggregate)]?.store
-                    else { return nil }
-                    return change.operation == .delete || change.version > store.knownVersion ? store : nil
+            var stale: [any AnyLiveStore] = []
+            for change in changes {
+                // The row's own store, and the aggregate rooted at it (if aggregates use the table).
+                var key = StoreKey(table: change.table, key: change.key.description)
+                for isAggregate in aggregateRoots.contains(change.table) ? [false, true] : [false] {
+                    key.isAggregate = isAggregate
+                    guard let store = stores[key]?.store else { continue }
+                    if change.operation == .delete || change.version > store.knownVersion { stale.append(store) }
                 }
             }
+            return stale
         }
     }
 
