@@ -17,6 +17,8 @@ struct Watch: AsyncParsableCommand {
         defer { session.close() }
         let screen = Screen(json: output.json)
         let quit = QuitSignal()
+        screen.begin()
+        defer { screen.end() }
         let subscription: Subscription
         if let id {
             let person = try await session.person(id)
@@ -43,10 +45,8 @@ struct Watch: AsyncParsableCommand {
             }
         }
         defer { errors.cancel() }
-        screen.begin()
         await quit.wait()
         subscription.cancel()
-        screen.end()
     }
 
     private func footer(_ author: Author?) -> String {
