@@ -24,13 +24,18 @@ final class AggregateStore<A: Aggregate>: MemberStore, @unchecked Sendable {
     private var lastApplied: UInt64 = 0
     private var subscription: Subscription?
 
+    /// Told the child ids whenever a newly committed state has other children than the last.
+    private let childrenChanged: @Sendable ([A.Child.ID]) -> Void
+
     init(_ snapshot: AggregateSnapshot<A>, table: AggregateTable<A>, policy: ConflictPolicy,
-         report: @escaping @Sendable (LiveRecordError) -> Void) {
+         report: @escaping @Sendable (LiveRecordError) -> Void,
+         childrenChanged: @escaping @Sendable ([A.Child.ID]) -> Void = { _ in }) {
         id = snapshot.value.id
         self.table = table
         committed = snapshot
         self.policy = policy
         self.report = report
+        self.childrenChanged = childrenChanged
         value = VarStore(snapshot.value)
         subscription = value.subscribe(initial: false) { [weak self] update in self?.localChange(update) }
     }
@@ -141,13 +146,14 @@ final class AggregateStore<A: Aggregate>: MemberStore, @unchecked Sendable {
 
     private func applyInOrder(_ snapshot: AggregateSnapshot<A>, sequence: UInt64, base explicitBase: A?, keepingConflicts: Bool) -> [String] {
         var conflicts: [String] = []
-        let base = lock.withLock { () -> A? in
-            guard sequence > lastApplied, writes.lifecycle == .live else { return nil }
+        let (base, newChildren) = lock.withLock { () -> (A?, Bool) in
+            guard sequence > lastApplied, writes.lifecycle == .live else { return (nil, false) }
             lastApplied = sequence
             defer { committed = snapshot }
-            return explicitBase ?? committed.value
+            return (explicitBase ?? committed.value, Set(committed.childVersions.keys) != Set(snapshot.childVersions.keys))
         }
         guard let base else { return [] }
+        if newChildren { childrenChanged(Array(snapshot.childVersions.keys)) }
         var leftToWrite = false
         value.modifyIfChanged(author: .database) { current in
             let merged: A

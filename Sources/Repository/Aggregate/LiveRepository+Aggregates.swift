@@ -49,19 +49,24 @@ extension LiveRepository {
     func aggregateStores<A: Aggregate>(_ table: AggregateTable<A>, ids: [A.ID]) async throws -> [AggregateStore<A>] {
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: true) }
         let live = try await sharedStores(ids: ids, keys: keys, read: table.fetch, id: \.value.id) { snapshot in
-            AggregateStore(snapshot, table: table, policy: policy, report: report)
+            let owner = StoreKey(table: table.qualifiedName, key: Self.keyText(snapshot.value.id), isAggregate: true)
+            return AggregateStore(snapshot, table: table, policy: policy, report: report) { [weak self] children in
+                self?.registerChildren(children.map { Self.keyText($0) }, of: table.child.qualifiedName, owner: owner)
+            }
         }
-        live.forEach(registerChildren)
+        // Outside the identity map's lock (registering takes the owners' lock, then maybe that one).
+        for store in live {
+            registerChildren(store.childVersions.keys.map { Self.keyText($0) }, of: table.child.qualifiedName, owner: store.storeKey)
+        }
         return live
     }
 
-    /// Notes which aggregate owns each of its children, for routing their announcements.
-    func registerChildren<A: Aggregate>(of store: AggregateStore<A>) {
-        let owner = store.storeKey
-        let children = store.childVersions.keys.map { StoreKey(table: store.table.child.qualifiedName, key: Self.keyText($0)) }
+    /// Notes which aggregate owns these children, for routing their announcements. Entries of
+    /// children since removed stay until pruned: they cost at most a needless re-read.
+    func registerChildren(_ children: [String], of childTable: String, owner: StoreKey) {
         childOwners.withLock { owners in
             if owners.count > 100_000 { owners = owners.filter { stores.withLock { [key = $0.value] in $0[key]?.store != nil } } }
-            for child in children { owners[child] = owner }
+            for child in children { owners[StoreKey(table: childTable, key: child)] = owner }
         }
     }
 

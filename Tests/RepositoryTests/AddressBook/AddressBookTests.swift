@@ -79,6 +79,8 @@ struct AddressBookTests {
         #expect(try await eventually { edsger.value.addresses.map(\.street) == ["Austin"] })
         try await psql("INSERT INTO addresses (person_id, position, street) VALUES (\(id), 1, 'Eindhoven')", database: database)
         #expect(try await eventually { edsger.value.addresses.map(\.street) == ["Austin", "Eindhoven"] })
+        try await psql("UPDATE addresses SET position = 1 - position WHERE person_id = \(id)", database: database)
+        #expect(try await eventually { edsger.value.addresses.map(\.street) == ["Eindhoven", "Austin"] })
         try await psql("DELETE FROM addresses WHERE street = 'Austin'", database: database)
         #expect(try await eventually { edsger.value.addresses.map(\.street) == ["Eindhoven"] })
         #expect(seen.all.allSatisfy { $0 == .database })
