@@ -71,8 +71,11 @@ public final class LocalServer: Sendable {
         guard socketPath.utf8.count < 100 else {
             throw LocalServerError("the socket path \(socketPath) is too long for a unix socket; choose a shorter directory")
         }
-        if case .persistent = mode, let running = try await server.runningInstance() {
-            return running
+        var startLock: StartLock?
+        defer { withExtendedLifetime(startLock) {} }  // held until the server runs
+        if case .persistent = mode {
+            startLock = try await StartLock.acquire(for: directory)
+            if let running = try await server.runningInstance() { return running }
         }
         if !FileManager.default.fileExists(atPath: server.dataDirectory + "/PG_VERSION") {
             try await server.initializeCluster(binaries)

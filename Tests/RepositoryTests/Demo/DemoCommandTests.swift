@@ -135,4 +135,19 @@ struct DemoCommandTests {
         #expect(try local.run("db", "reset").status == 0)
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
+
+    @Test("two demos started at once on a fresh machine share one new server")
+    func simultaneousFirstStart() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/demo-\(UInt32.random(in: 0...UInt32.max))"
+        let local = DemoProcess(environment: ["DEMO_DATA_DIRECTORY": directory])
+        defer {
+            _ = try? local.run("db", "reset")
+            try? FileManager.default.removeItem(atPath: directory + ".lock")
+        }
+        async let first = Task.detached { try local.run("add", "Ada") }.value
+        async let second = Task.detached { try local.run("add", "Grace") }.value
+        let runs = try await [first, second]
+        #expect(runs.map(\.status) == [0, 0], "\(runs.map(\.errors))")
+        #expect(try local.json([BookPerson].self, "list", "--json").map(\.name) == ["Ada", "Grace"])
+    }
 }

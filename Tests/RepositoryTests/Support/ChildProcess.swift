@@ -1,10 +1,12 @@
 import Foundation
+@testable import Repository
 
 /// A program run as a child process with `posix_spawn`, its output read through pipes.
 ///
 /// Foundation's `Process.waitUntilExit()` can hang on Linux when the child starts daemons of
 /// its own (the demo starts PostgreSQL), so the tests that run executables use this instead.
 final class ChildProcess: Sendable {
+    private static let spawning = Lock()
     let pid: pid_t
     /// Read ends of the child's standard output and standard error.
     private let output: Int32
@@ -12,18 +14,24 @@ final class ChildProcess: Sendable {
 
     init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
         var outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1]
-        guard pipe(&outputPipe) == 0, pipe(&errorPipe) == 0 else { throw TestSetupError("pipe failed") }
+        // Close-on-exec: a child spawned at the same moment on another thread must not inherit
+        // these ends — a server it starts would hold them, and EOF would never come.
+        // (The lock keeps another test's spawn from slipping in between pipe() and fcntl().)
+        guard Self.spawning.withLock({ () -> Bool in
+            guard pipe(&outputPipe) == 0, pipe(&errorPipe) == 0 else { return false }
+            for fd in outputPipe + errorPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            return true
+        }) else { throw TestSetupError("pipe failed") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
-        for fd in outputPipe + errorPipe { posix_spawn_file_actions_addclose(&actions, fd) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var child: pid_t = 0
-        let status = posix_spawn(&child, executable, &actions, nil, argv, envp)
+        let status = Self.spawning.withLock { posix_spawn(&child, executable, &actions, nil, argv, envp) }
         close(outputPipe[1])
         close(errorPipe[1])
         guard status == 0 else {
