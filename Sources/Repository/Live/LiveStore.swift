@@ -15,6 +15,8 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     private var committed: R
     private var version: Int64
     private var writes = WriteState()
+    /// The value the write under way is writing, if one is.
+    private var inFlight: R?
     private var subscription: Subscription?
 
     init(id: R.ID, record: R, version: Int64, table: RecordTable<R>, policy: ConflictPolicy,
@@ -75,7 +77,9 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     private func nextWrite() -> (R, Int64, R, Int)? {
         let (job, waiters, failure) = lock.withLock { () -> ((R, Int64, R, Int)?, [CheckedContinuation<Void, any Error>], (any Error)?) in
             let round = writes.nextRound()
-            return (round.edits.map { (committed, version, value.read(), $0) }, round.wake, round.failure)
+            let job = round.edits.map { (committed, version, value.read(), $0) }
+            inFlight = job?.2
+            return (job, round.wake, round.failure)
         }
         waiters.resumeAll(throwing: failure)
         return job
@@ -94,7 +98,12 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
             revert()
             throw LiveRecordError.deleted(table: table.qualifiedName, key: keyText)
         }
-        let overlap = ours.intersection(try RecordColumns(theirs).writableChanges(since: RecordColumns(base)))
+        // Edits made since the snapshot, still unwritten, count too: theirs came first. (Columns
+        // where the value already equals theirs are their change, arrived meanwhile.)
+        let (now, theirColumns) = (try RecordColumns(value.read()), try RecordColumns(theirs))
+        let baseColumns = try RecordColumns(base)
+        let unwritten = now.writableChanges(since: baseColumns).intersection(now.changedProperties(since: theirColumns))
+        let overlap = ours.union(unwritten).intersection(theirColumns.writableChanges(since: baseColumns))
         let toWrite = policy == .localWins ? ours : ours.subtracting(overlap)
         adopt(theirs, version: theirVersion, keepingEditsSince: base, except: policy == .databaseWins ? overlap : [])
         if !toWrite.isEmpty {
@@ -166,22 +175,17 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
 
     /// Applies a row re-read after a change announcement, if it is newer than what we have.
     func applyRemote(_ record: R, version newVersion: Int64) {
-        let (isNewer, isClean, inFlight, base) = lock.withLock { () -> (Bool, Bool, Bool, R) in
+        let (isNewer, isClean, writing, base) = lock.withLock { () -> (Bool, Bool, R?, R) in
             let isNewer = newVersion > version && writes.lifecycle == .live
             let isClean = writes.isClean
             if isNewer, isClean {
                 committed = record
                 version = newVersion
             }
-            return (isNewer, isClean, writes.hasWriteInFlight, committed)
+            return (isNewer, isClean, writes.hasWriteInFlight ? inFlight : nil, committed)
         }
         guard isNewer else { return }
-        // A write under way settles conflicts itself, through its version check (and this
-        // row may be its own echo); edits not yet written are checked here.
-        guard isClean else {
-            if inFlight { return adopt(record, version: newVersion, keepingEditsSince: base) }
-            return adoptWhileEditing(record, version: newVersion, base: base)
-        }
+        guard isClean else { return adoptWhileEditing(record, version: newVersion, base: base, unwrittenSince: writing ?? base) }
         // No local edits to keep: take the row as it is (no encoding needed).
         value.modifyIfChanged(author: .database) { current in
             guard hasChanged(current, record) else { return false }
@@ -190,12 +194,20 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
         }
     }
 
-    /// A newer row arrived while local edits wait to be written (none is being written): they stay on top of it,
-    /// except edits of columns the other writer changed too — a conflict, settled by the policy.
-    private func adoptWhileEditing(_ record: R, version newVersion: Int64, base: R) {
+    /// A newer row arrived while local edits wait: they stay on top of it, except unwritten
+    /// edits (those since `reference`: the base, or the value a write under way is writing)
+    /// of columns the other writer set to something else — a conflict, settled by the policy.
+    /// The write under way settles its own conflicts through its version check, and this row
+    /// may be its echo: a column it holds as that write wrote it is no conflict.
+    private func adoptWhileEditing(_ record: R, version newVersion: Int64, base: R, unwrittenSince reference: R) {
         let current = value.read()
-        let overlap = (try? RecordColumns(record).writableChanges(since: RecordColumns(base))
-            .intersection(RecordColumns(current).writableChanges(since: RecordColumns(base)))) ?? []
+        let overlap = (try? { () throws -> Set<String> in
+            let (theirs, now, ref) = (try RecordColumns(record), try RecordColumns(current), try RecordColumns(reference))
+            return theirs.writableChanges(since: try RecordColumns(base))
+                .intersection(now.writableChanges(since: ref))
+                .intersection(now.changedProperties(since: theirs))
+                .intersection(theirs.changedProperties(since: ref))
+        }()) ?? []
         adopt(record, version: newVersion, keepingEditsSince: base, except: policy == .databaseWins ? overlap : [])
         guard !overlap.isEmpty else { return }
         let conflict = LiveRecordError.conflict(table: table.qualifiedName, key: keyText, columns: overlap.sorted(),

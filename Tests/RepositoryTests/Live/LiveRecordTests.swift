@@ -107,7 +107,8 @@ struct LiveRecordTests {
     /// Runs `sql` in a transaction on its own connection and, while it holds the row's lock,
     /// runs `edit`; commits once this repository's UPDATE is waiting for that lock. The
     /// repository's write then finds the row at a newer version: a conflict, every time.
-    func commitUnderneath(_ sql: String, while edit: () -> Void) async throws {
+    /// `whileWaiting` runs once that UPDATE waits, before the commit.
+    func commitUnderneath(_ sql: String, while edit: () -> Void, whileWaiting: () -> Void = {}) async throws {
         let writer = Database(database.configuration, maximumConnections: 1)
         try await writer.transaction { connection in
             try await connection.query(sql)
@@ -117,6 +118,7 @@ struct LiveRecordTests {
                 try await TestServer.admin.value.query(
                     "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'UPDATE%'", [name]).count == 1
             })
+            whileWaiting()
         }
         writer.close()
     }
@@ -150,6 +152,26 @@ struct LiveRecordTests {
         #expect((theirs as? Contact)?.name == "Amazing Grace")
         #expect(here.value.name == "Amazing Grace")
         #expect(try await row(2).name == "Amazing Grace")
+    }
+
+    @Test("an edit made while a write waits, of a column another writer changes first: reported, theirs kept")
+    func unwrittenEditConflict() async throws {
+        let here = try await repository.read(Contact.self, id: 3)
+        try await commitUnderneath("UPDATE contacts SET name = 'Dijkstra' WHERE id = 3") {
+            here[\.email].value = "ewd@example.com"   // this write waits for the other's lock…
+        } whileWaiting: {
+            here[\.name].value = "Edsger W."           // …while the name is edited too
+        }
+        let error = await #expect(throws: LiveRecordError.self) { try await here.save() }
+        guard case .conflict(_, _, let columns, _, _, .databaseWins) = error else {
+            Issue.record("expected a conflict, got \(String(describing: error))")
+            return
+        }
+        #expect(columns == ["name"])
+        try await here.save()
+        #expect(try await row(3).name == "Dijkstra")
+        #expect(try await row(3).email == "ewd@example.com")
+        #expect(try await eventually { here.value.name == "Dijkstra" && here.value.email == "ewd@example.com" })
     }
 
     @Test("with localWins, the local value is written over the other writer's; the conflict is reported, save succeeds")
