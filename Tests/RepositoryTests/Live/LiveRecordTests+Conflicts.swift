@@ -1,0 +1,92 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// Conflicts made deterministic: another transaction holds the row while this repository's
+/// UPDATE waits for it.
+extension LiveRecordTests {
+    /// Runs `sql` in a transaction on its own connection and, while it holds the row's lock,
+    /// runs `edit`; commits once this repository's UPDATE is waiting for that lock. The
+    /// repository's write then finds the row at a newer version: a conflict, every time.
+    /// `whileWaiting` runs once that UPDATE waits, before the commit.
+    func commitUnderneath(_ sql: String, while edit: () -> Void, whileWaiting: () -> Void = {}) async throws {
+        let writer = Database(database.configuration, maximumConnections: 1)
+        try await writer.transaction { connection in
+            try await connection.query(sql)
+            edit()
+            let name = try await database.name()
+            #expect(try await eventually {
+                try await TestServer.admin.value.query(
+                    "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'UPDATE%'", [name]).count == 1
+            })
+            whileWaiting()
+        }
+        writer.close()
+    }
+
+    @Test("a conflicting write to different columns is merged: both edits survive")
+    func mergedConflict() async throws {
+        let here = try await repository.read(Contact.self, id: 1)
+        try await commitUnderneath("UPDATE contacts SET email = 'lovelace@example.com' WHERE id = 1") {
+            here[\.name].value = "Countess of Lovelace"
+        }
+        try await here.save()
+        let stored = try await row(1)
+        #expect(stored.name == "Countess of Lovelace")
+        #expect(stored.email == "lovelace@example.com")
+        #expect(here.value.email == "lovelace@example.com")
+    }
+
+    @Test("the same field: the database wins and the conflict is reported")
+    func sameFieldConflict() async throws {
+        let here = try await repository.read(Contact.self, id: 2)
+        try await commitUnderneath("UPDATE contacts SET name = 'Amazing Grace' WHERE id = 2") {
+            here[\.name].value = "Rear Admiral"
+        }
+        let error = await #expect(throws: LiveRecordError.self) { try await here.save() }
+        guard case .conflict(_, _, let columns, let ours, let theirs, .databaseWins) = error else {
+            Issue.record("expected a conflict, got \(String(describing: error))")
+            return
+        }
+        #expect(columns == ["name"])
+        #expect((ours as? Contact)?.name == "Rear Admiral")
+        #expect((theirs as? Contact)?.name == "Amazing Grace")
+        #expect(here.value.name == "Amazing Grace")
+        #expect(try await row(2).name == "Amazing Grace")
+    }
+
+    @Test("an edit made while a write waits, of a column another writer changes first: reported, theirs kept")
+    func unwrittenEditConflict() async throws {
+        let here = try await repository.read(Contact.self, id: 3)
+        try await commitUnderneath("UPDATE contacts SET name = 'Dijkstra' WHERE id = 3") {
+            here[\.email].value = "ewd@example.com"   // this write waits for the other's lock…
+        } whileWaiting: {
+            here[\.name].value = "Edsger W."           // …while the name is edited too
+        }
+        let error = await #expect(throws: LiveRecordError.self) { try await here.save() }
+        guard case .conflict(_, _, let columns, _, _, .databaseWins) = error else {
+            Issue.record("expected a conflict, got \(String(describing: error))")
+            return
+        }
+        #expect(columns == ["name"])
+        try await here.save()
+        #expect(try await row(3).name == "Dijkstra")
+        #expect(try await row(3).email == "ewd@example.com")
+        #expect(try await eventually { here.value.name == "Dijkstra" && here.value.email == "ewd@example.com" })
+    }
+
+    @Test("with localWins, the local value is written over the other writer's; the conflict is reported, save succeeds")
+    func localWins() async throws {
+        let insistent = LiveRepository(database, conflictPolicy: .localWins)
+        let errors = ErrorLog(insistent)
+        let here = try await insistent.read(Contact.self, id: 2)
+        try await commitUnderneath("UPDATE contacts SET name = 'Amazing Grace' WHERE id = 2") {
+            here[\.name].value = "Rear Admiral"
+        }
+        try await here.save()
+        #expect(try await eventually { errors.errors.all.contains { $0.contains("another writer changed name first") } })
+        #expect(try await row(2).name == "Rear Admiral")
+        #expect(here.value.name == "Rear Admiral")
+        insistent.close()
+    }
+}
