@@ -121,6 +121,7 @@ struct DemoCommandTests {
         defer {
             _ = try? local.run("db", "reset")
             try? FileManager.default.removeItem(atPath: directory)
+            try? FileManager.default.removeItem(atPath: directory + ".lock")
         }
         #expect(try local.run("db", "status").output.contains("not running"))
         let ada = try local.json(BookPerson.self, "add", "Ada", "--json")
