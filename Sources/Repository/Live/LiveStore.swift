@@ -98,12 +98,9 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
             revert()
             throw LiveRecordError.deleted(table: table.qualifiedName, key: keyText)
         }
-        // Edits made since the snapshot, still unwritten, count too: theirs came first. (Columns
-        // where the value already equals theirs are their change, arrived meanwhile.)
-        let (now, theirColumns) = (try RecordColumns(value.read()), try RecordColumns(theirs))
-        let baseColumns = try RecordColumns(base)
-        let unwritten = now.writableChanges(since: baseColumns).intersection(now.changedProperties(since: theirColumns))
-        let overlap = ours.union(unwritten).intersection(theirColumns.writableChanges(since: baseColumns))
+        // Edits made since the snapshot, still unwritten, count too: theirs came first.
+        let overlap = ours.intersection(try RecordColumns(theirs).writableChanges(since: RecordColumns(base)))
+            .union(try RecordColumns.collisions(current: value.read(), theirs: theirs, base: base, editsSince: base))
         let toWrite = policy == .localWins ? ours : ours.subtracting(overlap)
         adopt(theirs, version: theirVersion, keepingEditsSince: base, except: policy == .databaseWins ? overlap : [])
         if !toWrite.isEmpty {
@@ -201,13 +198,7 @@ final class LiveStore<R: Record>: VarPersistence, @unchecked Sendable {
     /// may be its echo: a column it holds as that write wrote it is no conflict.
     private func adoptWhileEditing(_ record: R, version newVersion: Int64, base: R, unwrittenSince reference: R) {
         let current = value.read()
-        let overlap = (try? { () throws -> Set<String> in
-            let (theirs, now, ref) = (try RecordColumns(record), try RecordColumns(current), try RecordColumns(reference))
-            return theirs.writableChanges(since: try RecordColumns(base))
-                .intersection(now.writableChanges(since: ref))
-                .intersection(now.changedProperties(since: theirs))
-                .intersection(theirs.changedProperties(since: ref))
-        }()) ?? []
+        let overlap = (try? RecordColumns.collisions(current: current, theirs: record, base: base, editsSince: reference)) ?? []
         adopt(record, version: newVersion, keepingEditsSince: base, except: policy == .databaseWins ? overlap : [])
         guard !overlap.isEmpty else { return }
         let conflict = LiveRecordError.conflict(table: table.qualifiedName, key: keyText, columns: overlap.sorted(),

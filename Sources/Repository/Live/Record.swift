@@ -55,6 +55,20 @@ struct RecordColumns<R: Record> {
     }
 }
 
+extension RecordColumns {
+    /// The properties `theirs` changed since `base` that `current` edited since `reference` —
+    /// to another value than theirs, and than `reference` holds: local edits still unwritten
+    /// that collide with another writer's (columns already equal to theirs are their change,
+    /// arrived; columns `theirs` holds as `reference` does are the echo of our own write).
+    static func collisions(current: R, theirs: R, base: R, editsSince reference: R) throws -> Set<String> {
+        let (now, other, ref) = (try RecordColumns(current), try RecordColumns(theirs), try RecordColumns(reference))
+        return other.writableChanges(since: try RecordColumns(base))
+            .intersection(now.writableChanges(since: ref))
+            .intersection(now.changedProperties(since: other))
+            .intersection(other.changedProperties(since: ref))
+    }
+}
+
 extension Record {
     /// A copy of `self` with `properties` taken from `source`, through JSON (nil properties,
     /// which JSON leaves out, are carried over as absent).

@@ -94,6 +94,13 @@ struct WeakQuery: Sendable {
 extension ChangeKey {
     /// The key as a record's id type, or nil if it cannot be one (a forged announcement).
     func decode<ID: Decodable>(as _: ID.Type) -> ID? {
+        // The usual key types directly: this runs once per announced row.
+        switch self {
+        case .integer(let value):
+            if let id = value as? ID ?? Int(exactly: value) as? ID { return id }
+        case .text(let value):
+            if let id = value as? ID ?? UUID(uuidString: value) as? ID { return id }
+        }
         let json: String
         switch self {
         case .integer(let value): json = String(value)
