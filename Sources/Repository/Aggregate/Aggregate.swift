@@ -39,15 +39,3 @@ public protocol Aggregate: Identifiable, Equatable, Sendable where ID == Root.ID
     /// The value made of a root row and its children in order.
     init(root: Root, children: [Child])
 }
-
-/// An aggregate as committed: its value and the version of each of its rows.
-struct AggregateSnapshot<A: Aggregate>: Sendable {
-    var value: A
-    var rootVersion: Int64
-    var childVersions: [A.Child.ID: Int64]
-
-    /// Whether `other` is the same committed state (the same rows at the same versions).
-    func hasSameVersions(as other: AggregateSnapshot) -> Bool {
-        rootVersion == other.rootVersion && childVersions == other.childVersions
-    }
-}

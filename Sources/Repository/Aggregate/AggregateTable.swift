@@ -13,7 +13,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
     struct VersionConflict: Error {}
 
     /// The aggregates rooted at these ids (missing roots left out).
-    func fetch(_ ids: [A.ID]) async throws -> [AggregateSnapshot<A>] {
+    func fetch(_ ids: [A.ID]) async throws -> [Committed<AggregateContent<A>>] {
         let roots = try await root.fetch(ids)
         guard !roots.isEmpty else { return [] }
         let (sql, parameters) = childrenSelect(roots.map(\.record.id))
@@ -21,7 +21,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
     }
 
     /// The same, through `query` (the change feed's connection, on its own thread).
-    func fetch(_ ids: [A.ID], using query: (String, [SQLValue]) throws -> QueryResult) throws -> [AggregateSnapshot<A>] {
+    func fetch(_ ids: [A.ID], using query: FeedQuery) throws -> [Committed<AggregateContent<A>>] {
         let roots = try root.fetch(ids, using: query)
         guard !roots.isEmpty else { return [] }
         let (sql, parameters) = childrenSelect(roots.map(\.record.id))
@@ -29,7 +29,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
     }
 
     /// The roots owning these child rows, for children announced before anyone here knew them.
-    func parents(of children: [A.Child.ID], using query: (String, [SQLValue]) throws -> QueryResult) throws -> [A.ID] {
+    func parents(of children: [A.Child.ID], using query: FeedQuery) throws -> [A.ID] {
         try query("SELECT DISTINCT \(parent) FROM \(child.quoted) WHERE id = ANY($1)", [children.sqlValue])
             .map { try $0.decode(A.ID.self, at: 0) }
     }
@@ -39,7 +39,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
         return ("SELECT * FROM \(child.quoted) WHERE \(parent) = ANY($1) ORDER BY \(parent), \(position)", [ids.sqlValue])
     }
 
-    private func assemble(_ roots: [(record: A.Root, version: Int64)], _ rows: QueryResult) throws -> [AggregateSnapshot<A>] {
+    private func assemble(_ roots: [(record: A.Root, version: Int64)], _ rows: QueryResult) throws -> [Committed<AggregateContent<A>>] {
         child.reads?.withLock { $0.rows += rows.count }
         var children: [A.ID: [(child: A.Child, version: Int64)]] = [:]
         for row in rows {
@@ -47,23 +47,22 @@ struct AggregateTable<A: Aggregate>: Sendable {
         }
         return roots.map { root in
             let mine = children[root.record.id] ?? []
-            return AggregateSnapshot(
+            return Committed(
                 value: A(root: root.record, children: mine.map(\.child)),
-                rootVersion: root.version,
-                childVersions: Dictionary(mine.map { ($0.child.id, $0.version) }, uniquingKeysWith: { first, _ in first }))
+                version: AggregateVersion(root: root.version, children: Dictionary(mine.map { ($0.child.id, $0.version) }, uniquingKeysWith: { first, _ in first })))
         }
     }
 
     /// Writes `changes` (from `base` to `edited`) on `connection`, which must be in a transaction.
     /// - Throws: ``VersionConflict`` when the root or an edited child moved on.
-    func write(_ changes: AggregateChanges<A>, of edited: A, base: AggregateSnapshot<A>, on connection: Connection) async throws {
+    func write(_ changes: AggregateChanges<A>, of edited: A, base: Committed<AggregateContent<A>>, on connection: Connection) async throws {
         if !changes.rootProperties.isEmpty || changes.isStructural {
             // A structural change bumps the root's version, so concurrent structural edits conflict.
-            let (sql, parameters) = try root.updateStatement(edited.root, properties: changes.rootProperties, expectedVersion: base.rootVersion)
+            let (sql, parameters) = try root.updateStatement(edited.root, properties: changes.rootProperties, expectedVersion: base.version.root)
             guard try await connection.query(sql, values: parameters).count == 1 else { throw VersionConflict() }
         }
         for (edited, properties) in changes.updated {
-            let (sql, parameters) = try child.updateStatement(edited, properties: properties, expectedVersion: base.childVersions[edited.id] ?? 0)
+            let (sql, parameters) = try child.updateStatement(edited, properties: properties, expectedVersion: base.version.children[edited.id] ?? 0)
             guard try await connection.query(sql, values: parameters).count == 1 else { throw VersionConflict() }
         }
         let parentID = edited.id.sqlValue
@@ -80,5 +79,32 @@ struct AggregateTable<A: Aggregate>: Sendable {
             try await connection.query("INSERT INTO \(child.quoted) (\(names.joined(separator: ", "))) VALUES (\(placeholders))",
                                        values: columns.map(\.value) + [parentID, .text(String(index))])
         }
+    }
+}
+
+extension AggregateTable: LiveTable {
+    static var holdsAggregates: Bool { true }
+
+    func read(_ ids: [A.ID]) async throws -> [(id: A.ID, committed: Committed<AggregateContent<A>>)] {
+        try await fetch(ids).map { ($0.value.id, $0) }
+    }
+
+    func read(_ ids: [A.ID], using query: FeedQuery) throws -> [(id: A.ID, committed: Committed<AggregateContent<A>>)] {
+        try fetch(ids, using: query).map { ($0.value.id, $0) }
+    }
+
+    /// The written fields applied to the base, written row by row in one transaction.
+    func write(_ write: SyncState<AggregateContent<A>>.Write, id: A.ID) async throws -> WriteOutcome<AggregateContent<A>> {
+        let edited = AggregateContent<A>.replacing(write.fields, in: write.base.value, from: write.snapshot)
+        let changes = try AggregateChanges(from: write.base.value, to: edited)
+        guard !changes.isEmpty else { return .unchanged }
+        do {
+            try await root.database.transaction { connection in
+                try await self.write(changes, of: edited, base: write.base, on: connection)
+            }
+        } catch is VersionConflict {
+            return .conflict
+        }
+        return .committed
     }
 }

@@ -27,11 +27,14 @@ extension LiveRepository {
         orderBy: [SortKey<A>] = []
     ) async throws -> Var<IdentifiedArrayOf<A>> {
         let table = try await aggregateTable(for: A.self)
-        let source = QuerySource<A>(
-            table: table.qualifiedName,
-            matchingIDs: queryIDs(A.ID.self, from: table.root.quoted, QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue))),
-            stores: { [weak self] ids in try await self?.aggregateStores(table, ids: ids) ?? [] })
-        return try await openQuery(source, orderBy: orderBy)
+        let matching = matchingIDs(A.ID.self, from: table.root.quoted, QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue)))
+        let source = QuerySource<A>(table: table.qualifiedName) { [weak self] ids in
+            // Membership from the root rows; contents from the aggregates' own stores, which
+            // re-read themselves when any of their rows changes.
+            let stores = try await self?.aggregateStores(table, ids: try await matching(ids)) ?? []
+            return (QueryState<A>.Read(checked: ids, matching: stores.map { ($0.value, $0) }), {})
+        }
+        return try await openQuery(source, orderBy: orderBy, readsRows: false)
     }
 
     func aggregateTable<A: Aggregate>(for _: A.Type) async throws -> AggregateTable<A> {
@@ -46,19 +49,10 @@ extension LiveRepository {
     }
 
     /// The live stores of these aggregates, shared or read now; missing roots left out.
-    func aggregateStores<A: Aggregate>(_ table: AggregateTable<A>, ids: [A.ID]) async throws -> [AggregateStore<A>] {
-        let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: true) }
-        let live = try await sharedStores(ids: ids, keys: keys, read: table.fetch, id: \.value.id) { snapshot in
-            let owner = StoreKey(table: table.qualifiedName, key: Self.keyText(snapshot.value.id), isAggregate: true)
-            return AggregateStore(snapshot, table: table, policy: policy, report: report) { [weak self] children in
-                self?.registerChildren(children.map { Self.keyText($0) }, of: table.child.qualifiedName, owner: owner)
-            }
-        }
-        // Outside the identity map's lock (registering takes the owners' lock, then maybe that one).
-        for store in live {
-            registerChildren(store.childVersions.keys.map { Self.keyText($0) }, of: table.child.qualifiedName, owner: store.storeKey)
-        }
-        return live
+    func aggregateStores<A: Aggregate>(_ table: AggregateTable<A>, ids: [A.ID]) async throws -> [LiveStore<AggregateTable<A>>] {
+        try await sharedStores(table, ids: ids, committedChanged: { [weak self] owner, committed in
+            self?.registerChildren(committed.value.children.map { Self.keyText($0.id) }, of: table.child.qualifiedName, owner: owner)
+        })
     }
 
     /// Notes which aggregate owns these children, for routing their announcements. Entries of
@@ -73,7 +67,7 @@ extension LiveRepository {
     /// The live aggregates that announcements of child rows make stale: a known child
     /// announced at a newer version or deleted, and the owners of children nobody here knew,
     /// looked up through `query`.
-    func staleAggregates(forChildChanges changes: [Change], using query: (String, [SQLValue]) throws -> QueryResult) -> [any AnyLiveStore] {
+    func staleAggregates(forChildChanges changes: [Change], using query: FeedQuery) -> [any AnyLiveStore] {
         let routes = childRoutes.withLock { $0 }
         let relevant = changes.filter { routes[$0.table] != nil }
         guard !relevant.isEmpty else { return [] }
@@ -81,12 +75,10 @@ extension LiveRepository {
         var unknown: [String: [ChangeKey]] = [:]
         for change in relevant {
             let childKey = StoreKey(table: change.table, key: change.key.description)
-            let owner = childOwners.withLock { $0[childKey] }.flatMap { key in stores.withLock { $0[key]?.store } } as? any AnyAggregateStore
-            let known = owner?.childVersion(forKey: childKey.key)
-            if let owner, let known, change.operation == .delete || change.version > known {
-                stale[owner.storeKey] = owner
-            }
-            if change.operation != .delete, known.map({ change.version > $0 }) ?? true {
+            let owner = childOwners.withLock { $0[childKey] }.flatMap { key in stores.withLock { $0[key]?.store } }
+            let isStale = owner?.isStale(afterChildChange: change)
+            if let owner, isStale == true { stale[owner.storeKey] = owner }
+            if change.operation != .delete, isStale ?? true {
                 unknown[change.table, default: []].append(change.key)  // new here, or maybe moved to another parent
             }
         }
@@ -111,7 +103,7 @@ struct ChildRoute: Sendable {
     let aggregate: ObjectIdentifier
     let rootTable: String
     /// The root keys owning these children.
-    let parents: @Sendable ([ChangeKey], (String, [SQLValue]) throws -> QueryResult) throws -> [String]
+    let parents: @Sendable ([ChangeKey], FeedQuery) throws -> [String]
 
     init<A: Aggregate>(_ table: AggregateTable<A>) {
         aggregate = ObjectIdentifier(A.self)

@@ -3,7 +3,7 @@
 protocol ChangeFeedReader: AnyObject, Sendable {
     /// Re-reads what `changes` made stale, running statements with `query` — valid only
     /// during this call, on the feed's thread.
-    func refresh(_ changes: [Change], using query: (String, [SQLValue]) throws -> QueryResult)
+    func refresh(_ changes: [Change], using query: FeedQuery)
 }
 
 /// The feed's reader, held weakly so the feed never keeps its consumer alive.

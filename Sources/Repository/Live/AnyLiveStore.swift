@@ -1,42 +1,55 @@
-/// What the repository needs of a live store without knowing its record type.
+/// What the repository needs of a live store without knowing its type: where it sits in the
+/// identity map, whether an announcement makes it stale, and how to re-read a batch of its kind.
 protocol AnyLiveStore: AnyObject, Sendable {
-    var knownVersion: Int64 { get }
     var keyText: String { get }
-    /// Whether the row still exists; a deleted store is replaced when the key is read again.
-    var state: LiveState { get }
     var tableName: String { get }
+    /// Whether the row still exists.
+    var state: LiveState { get }
     /// Where the identity map keeps it.
     var storeKey: LiveRepository.StoreKey { get }
-    /// Re-reads these stores (all of this one's type and table) and applies what changed.
+    /// Whether this announcement of the store's own row (an aggregate's root) may change it:
+    /// anything but an update to the version it holds.
+    func isStale(after change: Change) -> Bool
+    /// For an aggregate: whether this announcement of a child row it holds may change it; nil
+    /// when the row is not one of its children.
+    func isStale(afterChildChange change: Change) -> Bool?
+    /// Re-reads these stores (all of this one's type) in one numbered read and applies the rows.
     func refresh(_ stores: [any AnyLiveStore]) async throws
     /// The same, through the change feed's connection, on its thread.
-    func refresh(_ stores: [any AnyLiveStore], using query: (String, [SQLValue]) throws -> QueryResult) throws
+    func refresh(_ stores: [any AnyLiveStore], using query: FeedQuery) throws
 }
 
 extension LiveStore: AnyLiveStore {
     var tableName: String { table.qualifiedName }
-    var storeKey: LiveRepository.StoreKey { .init(table: table.qualifiedName, key: keyText) }
+    var storeKey: LiveRepository.StoreKey { .init(table: table.qualifiedName, key: keyText, isAggregate: Table.holdsAggregates) }
+
+    func isStale(after change: Change) -> Bool {
+        let (committed, state) = committed
+        return state == .deleted || change.operation != .update || Content.rowVersion(committed.version) != change.version
+    }
+
+    func isStale(afterChildChange change: Change) -> Bool? {
+        let (committed, state) = committed
+        guard let version = Content.childVersion(forKey: change.key.description, in: committed.version) else { return nil }
+        return state == .deleted || change.operation != .update || version != change.version
+    }
 
     func refresh(_ stores: [any AnyLiveStore]) async throws {
-        let typed = stores.compactMap { $0 as? LiveStore<R> }
-        apply(try await table.fetch(typed.map(\.id)), to: typed)
+        let typed = stores.compactMap { $0 as? LiveStore<Table> }
+        let number = sequenceNumber()
+        Self.apply(try await table.read(typed.map(\.id)), to: typed, sequence: number)
     }
 
-    func refresh(_ stores: [any AnyLiveStore], using query: (String, [SQLValue]) throws -> QueryResult) throws {
-        let typed = stores.compactMap { $0 as? LiveStore<R> }
-        apply(try table.fetch(typed.map(\.id), using: query), to: typed)
+    func refresh(_ stores: [any AnyLiveStore], using query: FeedQuery) throws {
+        let typed = stores.compactMap { $0 as? LiveStore<Table> }
+        let number = sequenceNumber()
+        Self.apply(try table.read(typed.map(\.id), using: query), to: typed, sequence: number)
     }
 
-    /// Applies re-read rows; a store whose row did not come back was deleted.
-    private func apply(_ rows: [(record: R, version: Int64)], to typed: [LiveStore<R>]) {
-        let byKey = Dictionary(rows.map { ($0.record.id, $0) }, uniquingKeysWith: { first, _ in first })
-        for store in typed {
-            if let row = byKey[store.id] {
-                store.applyRemote(row.record, version: row.version)
-            } else {
-                store.markDeleted()
-            }
-        }
+    /// Applies rows read as number `sequence`; a store whose row did not come back was deleted.
+    static func apply(_ rows: [(id: Table.ID, committed: Committed<Content>)], to stores: [LiveStore<Table>], sequence: UInt64) {
+        let byID = Dictionary(rows.map { ($0.id, $0.committed) }, uniquingKeysWith: { first, _ in first })
+        for store in stores { store.applyRead(byID[store.id], sequence: sequence) }
     }
 }
 
@@ -44,4 +57,3 @@ extension LiveStore: AnyLiveStore {
 struct WeakStore: Sendable {
     weak var store: (any AnyLiveStore)?
 }
-extension LiveStore: MemberStore {}

@@ -32,9 +32,8 @@ extension LiveRepository {
 
     func handle(_ event: ChangeFeedEvent) async {
         switch event {
-        case .changes(let changes):
-            // Rows held by handles were re-read on the feed's own thread (ChangeFeedReader).
-            notifyQueries(of: changes)
+        case .changes:
+            break  // handled on the feed's own thread (ChangeFeedReader)
         case .reconnected:
             startListening()
             scheduleRefresh(stores.withLock { stores in
@@ -52,29 +51,26 @@ extension LiveRepository {
         }
     }
 
-    /// The live stores these changes make stale: deleted, or announced at a newer version.
+    /// The live stores these changes may have changed: a row (or an aggregate's root)
+    /// inserted, deleted, or updated to another version than the one held.
     func staleStores(for changes: [Change]) -> [any AnyLiveStore] {
-        announced.withLock { announced in
-            if announced.count > 100_000 { announced.removeAll() }
-            for change in changes {
-                let key = StoreKey(table: change.table, key: change.key.description)
-                announced[key] = max(announced[key] ?? 0, change.version)
-            }
-        }
+        let number = sequence.next()
+        announced.withLock { $0.record(changes, as: number) }
         let aggregateRoots = Set(childRoutes.withLock { $0.values.flatMap { $0.map(\.rootTable) } })
-        return stores.withLock { stores in
-            var stale: [any AnyLiveStore] = []
+        let candidates = stores.withLock { stores in
+            var candidates: [(any AnyLiveStore, Change)] = []
             for change in changes {
                 // The row's own store, and the aggregate rooted at it (if aggregates use the table).
                 var key = StoreKey(table: change.table, key: change.key.description)
                 for isAggregate in aggregateRoots.contains(change.table) ? [false, true] : [false] {
                     key.isAggregate = isAggregate
-                    guard let store = stores[key]?.store else { continue }
-                    if change.operation == .delete || change.version > store.knownVersion { stale.append(store) }
+                    if let store = stores[key]?.store { candidates.append((store, change)) }
                 }
             }
-            return stale
+            return candidates
         }
+        // Outside the identity map's lock: each store takes its own.
+        return candidates.filter { store, change in store.isStale(after: change) }.map(\.0)
     }
 
     /// Queues stale stores for one refresh worker, so announcements that arrive while it
@@ -116,8 +112,12 @@ extension LiveRepository: ChangeFeedReader {
     static let feedThreadRefreshLimit = 64
 
     /// Re-reads the announced rows that live handles hold, on the feed's thread and connection.
-    func refresh(_ changes: [Change], using query: (String, [SQLValue]) throws -> QueryResult) {
-        let stale = staleStores(for: changes) + staleAggregates(forChildChanges: changes, using: query)
+    func refresh(_ changes: [Change], using query: FeedQuery) {
+        // Queries over records read the announced rows of their tables with their contents and
+        // give them to the stores: those stores need no read of their own.
+        let readByQueries = notifyQueries(of: changes)
+        let stale = staleStores(for: changes).filter { $0.storeKey.isAggregate || !readByQueries.contains($0.tableName) }
+            + staleAggregates(forChildChanges: changes, using: query)
         // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker, so the
         // feed goes on receiving while the rows are re-read on another thread.
         guard stale.count <= Self.feedThreadRefreshLimit else { return scheduleRefresh(stale) }

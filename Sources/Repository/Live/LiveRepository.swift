@@ -11,15 +11,18 @@ import Foundation
 /// ```
 ///
 /// - One live store per (table, key): reading the same row twice gives handles that share
-///   their value, their writes and their refetches.
-/// - Writes send only the changed columns, `WHERE id = $1 AND version = $2`. When another
-///   writer got there first, edits of different columns are merged; edits of the same column
-///   follow the ``ConflictPolicy`` and are reported.
+///   their value, their writes and their re-reads.
+/// - Writes send only the columns this process edited, `WHERE id = $1 AND version = $2`. When
+///   another writer got there first, the row is re-read and the edited columns are written
+///   again on top of it; a column both changed (to different values) follows the
+///   ``ConflictPolicy`` and is reported.
 /// - A ``ChangeFeed`` announces every committed change; the repository re-reads the changed
-///   rows in batches and applies only newer versions. After the feed reconnects, every live
-///   row is re-read, so nothing committed during an outage is missed.
+///   rows in batches and applies re-reads in the order they started. After the feed
+///   reconnects, every live row is re-read, so nothing committed during an outage is missed.
 /// - Failures are never silent: the handle returns to the database's state, `save()` throws,
 ///   and ``errors`` reports it for writes nobody awaited.
+///
+/// See <doc:SyncSemantics> for exactly what holds.
 public final class LiveRepository: Sendable {
     /// The pool reads and writes go through.
     public let database: Database
@@ -30,12 +33,14 @@ public final class LiveRepository: Sendable {
     let policy: ConflictPolicy
     let feed: ChangeFeed
     let report: @Sendable (LiveRecordError) -> Void
+    /// Numbers every read as it starts, so that reads apply in the order they started.
+    let sequence = ReadSequence()
     let stores = Locked<[StoreKey: WeakStore]>([:])
     /// When the identity map next drops the entries of stores nobody holds any more.
     let pruneAt = Locked(1024)
-    /// The newest version announced per row, so a row read while its change was in flight
-    /// is re-read rather than left stale.
-    let announced = Locked<[StoreKey: Int64]>([:])
+    /// Which rows and tables were announced, and when (by read sequence): a store read while
+    /// its row's change was being announced is re-read rather than left stale.
+    let announced = Locked(Announcements())
     let listener = Locked<Task<Void, Never>?>(nil)
     let reads = Locked(ReadCount())
     let pendingRefresh = Locked<(stores: [ObjectIdentifier: any AnyLiveStore], isRunning: Bool)>(([:], false))
@@ -110,39 +115,52 @@ public final class LiveRepository: Sendable {
     }
 
     /// The live stores of these rows: shared ones from the identity map, the others read in
-    /// batches. Rows that do not exist are left out.
-    func stores<R: Record>(_ table: RecordTable<R>, ids: [R.ID]) async throws -> [LiveStore<R>] {
-        try await sharedStores(ids: ids, keys: ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0)) },
-                               read: table.fetch, id: \.record.id) { row in
-            LiveStore(id: row.record.id, record: row.record, version: row.version, table: table, policy: policy, report: report)
-        }
+    /// one batch. Rows that do not exist are left out.
+    func stores<R: Record>(_ table: RecordTable<R>, ids: [R.ID]) async throws -> [LiveStore<RecordTable<R>>] {
+        try await sharedStores(table, ids: ids)
     }
 
-    /// The stores under `keys` (one per id): from the identity map when live there, otherwise
-    /// made from what `read` returns for the missing ids, all in one batch, and registered.
-    func sharedStores<ID: Hashable, Row, Store: AnyLiveStore>(
-        ids: [ID], keys: [StoreKey], read: ([ID]) async throws -> [Row], id: (Row) -> ID, make: (Row) -> Store
-    ) async throws -> [Store] {
+    /// The stores of `table`'s values with these ids: live ones from the identity map, the
+    /// others (and deleted ones, which may have been inserted again) read by `read` — `table`'s
+    /// own read unless given — as read number `number`, and registered. Missing rows are left out.
+    func sharedStores<Table: LiveTable>(
+        _ table: Table, ids: [Table.ID], readAs number: UInt64? = nil,
+        read: (([Table.ID]) async throws -> [(id: Table.ID, committed: Committed<Table.Content>)])? = nil,
+        committedChanged: @escaping @Sendable (LiveRepository.StoreKey, Committed<Table.Content>) -> Void = { _, _ in }
+    ) async throws -> [LiveStore<Table>] {
         await waitUntilListening()
-        var found = stores.withLock { stores in keys.map { Self.live(stores[$0]?.store as? Store) } }
-        let missing = ids.indices.filter { found[$0] == nil }
-        if !missing.isEmpty {
-            let rows = try await read(missing.map { ids[$0] })
-            let byID = Dictionary(rows.map { (id($0), $0) }, uniquingKeysWith: { first, _ in first })
-            for index in missing {
-                guard let row = byID[ids[index]] else { continue }
-                found[index] = register(keys[index]) { make(row) }
+        let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: Table.holdsAggregates) }
+        var found = stores.withLock { stores in keys.map { stores[$0]?.store as? LiveStore<Table> } }
+        let missing = ids.indices.filter { found[$0].map { $0.state == .deleted } ?? true }
+        guard !missing.isEmpty else { return found.compactMap { $0 } }
+        let number = number ?? sequence.next()
+        let rows = try await (read ?? table.read)(missing.map { ids[$0] })
+        let byID = Dictionary(rows.map { ($0.id, $0.committed) }, uniquingKeysWith: { first, _ in first })
+        var fresh: [LiveStore<Table>] = []
+        for index in missing {
+            let row = byID[ids[index]]
+            if let deleted = found[index] {
+                deleted.applyRead(row, sequence: number)  // inserted again, or still gone
+                if row == nil { found[index] = nil }
+                continue
             }
+            guard let row else { continue }
+            let (store, isNew) = register(keys[index]) {
+                LiveStore(id: ids[index], committed: row, readAs: number, table: table, sequence: sequence, policy: policy,
+                          report: report, committedChanged: { [key = keys[index]] in committedChanged(key, $0) })
+            }
+            if isNew { committedChanged(keys[index], row) } else { store.applyRead(row, sequence: number) }
+            found[index] = store
+            fresh.append(store)
         }
-        let live = found.compactMap { $0 }
-        try await refreshAnnounced(live)
-        return live
+        try await refreshAnnounced(fresh, since: number)
+        return found.compactMap { $0 }
     }
 
     /// The store registered under `key`, or the one `make` creates, registered now.
-    func register<Store: AnyLiveStore>(_ key: StoreKey, _ make: () -> Store) -> Store {
+    func register<Store: AnyLiveStore>(_ key: StoreKey, _ make: () -> Store) -> (store: Store, isNew: Bool) {
         stores.withLock { stores in
-            if let raced = Self.live(stores[key]?.store as? Store) { return raced }
+            if let raced = stores[key]?.store as? Store { return (raced, false) }
             let fresh = make()
             stores[key] = WeakStore(store: fresh)
             pruneAt.withLock { threshold in
@@ -151,21 +169,26 @@ public final class LiveRepository: Sendable {
                 stores = stores.filter { $0.value.store != nil }
                 threshold = max(1024, stores.count * 2)
             }
-            return fresh
+            return (fresh, true)
         }
     }
 
-    /// The store unless its row was deleted.
-    static func live<Store: AnyLiveStore>(_ store: Store?) -> Store? {
-        store?.state == .deleted ? nil : store
-    }
-
-    /// Re-reads the stores whose rows were announced at a newer version while being read.
-    func refreshAnnounced(_ live: [any AnyLiveStore]) async throws {
+    /// Re-reads the stores whose rows were announced after read number `number` started:
+    /// their announcement found no store to re-read.
+    func refreshAnnounced(_ stores: [any AnyLiveStore], since number: UInt64) async throws {
+        let routes = childRoutes.withLock { $0 }
         let stale = announced.withLock { announced in
-            live.filter { store in announced[store.storeKey].map { $0 > store.knownVersion } ?? false }
+            stores.filter { store in
+                if announced.mayHaveChanged(store.storeKey, since: number) { return true }
+                // An aggregate also follows its child table's rows.
+                return store.storeKey.isAggregate && routes.contains { table, routes in
+                    routes.contains { $0.rootTable == store.tableName } && announced.mayHaveChanged(table: table, since: number)
+                }
+            }
         }
-        if let first = stale.first { try await first.refresh(stale) }
+        for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
+            try await group[0].refresh(group)
+        }
     }
 
     func table<R: Record>(for _: R.Type) async throws -> RecordTable<R> {
@@ -178,5 +201,35 @@ public final class LiveRepository: Sendable {
     static func keyText(_ id: some SQLValueConvertible) -> String {
         if case .text(let text) = id.sqlValue { return text }
         return "\(id)"
+    }
+}
+
+/// Which rows and tables were announced, by the read sequence number current when their
+/// announcement was handled.
+struct Announcements {
+    private var rows: [LiveRepository.StoreKey: UInt64] = [:]
+    private var tables: [String: UInt64] = [:]
+    /// Entries older than this were forgotten (to bound memory): any read before it is suspect.
+    private var forgottenBefore: UInt64 = 0
+
+    mutating func record(_ changes: [Change], as number: UInt64) {
+        if rows.count > 100_000 {
+            rows.removeAll()
+            forgottenBefore = number
+        }
+        for change in changes {
+            rows[LiveRepository.StoreKey(table: change.table, key: change.key.description)] = number
+            tables[change.table] = number
+        }
+    }
+
+    /// Whether the row under `key` (record or aggregate root) was announced after read `number`.
+    func mayHaveChanged(_ key: LiveRepository.StoreKey, since number: UInt64) -> Bool {
+        number < forgottenBefore || (rows[LiveRepository.StoreKey(table: key.table, key: key.key)] ?? 0) > number
+    }
+
+    /// Whether any row of `table` was announced after read `number`.
+    func mayHaveChanged(table: String, since number: UInt64) -> Bool {
+        (tables[table] ?? 0) > number
     }
 }

@@ -62,6 +62,27 @@ struct RecordTable<R: Record>: Sendable {
     }
 }
 
+extension RecordTable: LiveTable {
+    static var holdsAggregates: Bool { false }
+
+    func read(_ ids: [R.ID]) async throws -> [(id: R.ID, committed: Committed<RecordContent<R>>)] {
+        try await fetch(ids).map { ($0.record.id, Committed(value: $0.record, version: $0.version)) }
+    }
+
+    func read(_ ids: [R.ID], using query: FeedQuery) throws -> [(id: R.ID, committed: Committed<RecordContent<R>>)] {
+        try fetch(ids, using: query).map { ($0.record.id, Committed(value: $0.record, version: $0.version)) }
+    }
+
+    /// One `UPDATE … SET <the written fields> WHERE id = $1 AND version = $2 RETURNING *`.
+    func write(_ write: SyncState<RecordContent<R>>.Write, id: R.ID) async throws -> WriteOutcome<RecordContent<R>> {
+        guard !write.fields.isEmpty else { return .unchanged }
+        guard let row = try await update(write.snapshot, properties: write.fields, expectedVersion: write.base.version) else {
+            return .conflict
+        }
+        return .written(Committed(value: row.record, version: row.version))
+    }
+}
+
 /// Queries a repository ran to read rows, and the rows they returned.
 struct ReadCount: Sendable {
     var queries = 0

@@ -1,53 +1,41 @@
 import IdentifiedCollections
 
-/// The state behind a live query's `Var`: its elements in order, the live stores they come
-/// from, and the re-reads that keep membership equal to re-running the query.
+/// The live query behind a `Var<IdentifiedArray<…>>`: its ``QueryState`` behind one lock, and
+/// the loop that re-reads announced rows.
 ///
 /// Element values are the member stores' values: an edit through `people[id: x]` is handed to
-/// that row's store (which writes it through), and every change of a member store — local or
-/// remote — is mirrored into the array and re-placed in order. Membership is the database's:
-/// after a change announcement only the announced ids are checked against the query, unless
-/// the batch is large, or the feed reconnected, and the query is re-run instead.
+/// that row's store (which writes it through), and every change of a member store is mirrored
+/// into the list and re-placed in order. Membership is the database's: after announcements,
+/// the announced rows are read with the query's condition, and the list changes in one update.
 final class LiveQueryStore<Element: Identifiable & Equatable & Sendable>: VarPersistence, @unchecked Sendable
 where Element.ID: Comparable & Sendable {
-    // @unchecked: the `var`s below are read and written only under `lock`. Lock order: this
-    // lock, then a store's; handlers run outside both.
+    // @unchecked: all mutable state lives in `cell`, behind its lock.
     typealias Elements = IdentifiedArray<Element.ID, Element>
 
-    private struct Member {
-        let store: any MemberStore<Element>
-        let subscription: Subscription
-    }
-
-    let value = VarStore(Elements(id: \.id))
     let source: QuerySource<Element>
-    private let order: QueryOrder<Element>
     private let report: @Sendable (LiveRecordError) -> Void
-    private let lock = Lock()
-    private var members: [Element.ID: Member] = [:]
-    private var pending: Set<Element.ID> = []
-    private var mustRerun = false
-    private var isRefreshing = false
-    /// Members edited through this query since the last `save()`.
-    private var edited: Set<Element.ID> = []
-    private var subscription: Subscription?
-
-    /// Batches larger than this re-run the query rather than checking ids one by one.
-    static var perRowLimit: Int { 1000 }
+    private let cell: ObservedState<QueryState<Element>>
 
     init(source: QuerySource<Element>, order: QueryOrder<Element>, report: @escaping @Sendable (LiveRecordError) -> Void) {
         self.source = source
-        self.order = order
         self.report = report
-        subscription = value.subscribe(initial: false) { [weak self] update in self?.localChange(update) }
+        cell = ObservedState(QueryState(order: order))
     }
 
     var state: LiveState { .live }
 
+    /// A handle onto the list.
+    func handle() -> Var<Elements> {
+        Var(read: cell.read, modify: modify, subscribe: cell.subscribe, persistence: self)
+    }
+
+    /// The list as it is now.
+    var elements: Elements { cell.inspect(\.elements) }
+
     func save() async throws {
-        let stores = lock.withLock {
-            defer { edited.removeAll() }
-            return edited.compactMap { members[$0]?.store }
+        let stores = cell.transition { state in
+            defer { state.edited.removeAll() }
+            return (.none, state.edited.compactMap { state.members[$0]?.store })
         }
         var firstError: (any Error)?
         for store in stores {
@@ -60,152 +48,71 @@ where Element.ID: Comparable & Sendable {
 
     /// Loads the whole result; called once before the first handle is returned.
     func load() async throws {
-        try await apply(source.matchingIDs(nil), checked: nil)
+        try await refresh(nil)
     }
 
-    /// Rows with these ids changed: check whether they (still) match.
+    /// Rows with these ids changed: check whether they (still) match, and read their contents.
     func changed(_ ids: some Sequence<Element.ID>) {
-        enqueue { $0.pending.formUnion(ids) }
+        if cell.transition({ (.none, $0.enqueue(ids)) }) { Task { await refreshLoop() } }
     }
 
-    /// Anything may have changed (the feed reconnected): re-run the query.
+    /// Anything may have changed (the feed reconnected): run the whole query again.
     func rerun() {
-        enqueue { $0.mustRerun = true }
+        if cell.transition({ (.none, $0.enqueue([], rerun: true)) }) { Task { await refreshLoop() } }
     }
 
-    private func enqueue(_ change: (LiveQueryStore) -> Void) {
-        let start = lock.withLock {
-            change(self)
-            defer { isRefreshing = true }
-            return !isRefreshing
-        }
-        guard start else { return }
-        Task { await refreshLoop() }
-    }
-
-    /// One refresh at a time; announcements arriving meanwhile are checked together next round.
+    /// One read at a time; announcements arriving meanwhile are read together next round.
     private func refreshLoop() async {
-        while let (ids, rerun) = lock.withLock({ () -> ([Element.ID], Bool)? in
-            guard mustRerun || !pending.isEmpty else { isRefreshing = false; return nil }
-            defer { pending.removeAll(); mustRerun = false }
-            return (Array(pending), mustRerun || pending.count > Self.perRowLimit)
-        }) {
+        while case let (ids, done) = cell.transition({ (.none, $0.nextRefresh()) }), !done {
             do {
-                if rerun {
-                    try await apply(source.matchingIDs(nil), checked: nil)
-                } else {
-                    try await apply(source.matchingIDs(ids), checked: ids)
-                }
+                try await refresh(ids)
             } catch {
                 report(.refreshFailed(table: source.table, error))
             }
         }
     }
 
-    /// Makes the members `matching` among `checked` (or among all rows when nil).
-    private func apply(_ matching: [Element.ID], checked: [Element.ID]?) async throws {
-        let matches = Set(matching)
-        let (entering, leaving) = lock.withLock { () -> ([Element.ID], [Element.ID]) in
-            let candidates = checked.map(Set.init) ?? Set(members.keys)
-            return (matching.filter { members[$0] == nil }, candidates.filter { members[$0] != nil && !matches.contains($0) })
-        }
-        let stores = entering.isEmpty ? [] : try await source.stores(entering)
-        let dropped = lock.withLock { leaving.compactMap { members.removeValue(forKey: $0) } }
-        for member in dropped { member.subscription.cancel() }
-        for store in stores { admit(store) }
-        guard !leaving.isEmpty else { return }
-        value.modifyIfChanged(author: .database) { elements in
-            let before = elements.count
-            for id in leaving { elements.remove(id: id) }
-            return elements.count != before
-        }
-    }
-
-    /// Adds a member: observe its store first, so no change is missed, then place its value.
-    private func admit(_ store: any MemberStore<Element>) {
-        let id = store.value.read().id
-        let subscription = store.value.subscribe(initial: false) { [weak self] update in
-            self?.memberChanged(id, update)
-        }
-        let isNew = lock.withLock { () -> Bool in
-            guard members[id] == nil else { return false }
-            members[id] = Member(store: store, subscription: subscription)
-            return true
-        }
-        guard isNew else { return subscription.cancel() }
-        place(store.value.read(), author: .database)
-    }
-
-    /// A member store changed: mirror it, or drop the element if its row was deleted.
-    private func memberChanged(_ id: Element.ID, _ update: Update<Element>) {
-        guard update.author != .deletion else {
-            lock.withLock { members.removeValue(forKey: id) }?.subscription.cancel()
-            return value.modifyIfChanged(author: .deletion) { $0.remove(id: id) != nil }
-        }
-        guard lock.withLock({ members[id] != nil }) else { return }
-        place(update.new, author: update.author)
-    }
-
-    /// Puts `element` where the order says, replacing its old value.
-    private func place(_ element: Element, author: Author?) {
-        value.modifyIfChanged(author: author) { elements in
-            if let index = elements.index(id: element.id) {
-                // An edit made through the query may already be in place but out of order.
-                let stays = (index == 0 || order.precedes(elements[index - 1], element))
-                    && (index == elements.count - 1 || order.precedes(element, elements[index + 1]))
-                if stays {
-                    guard elements[index] != element else { return false }
-                    elements[index] = element
-                    return true
-                }
-                elements.remove(at: index)
+    /// Reads the rows with these ids (all matching rows when nil) and applies what was read:
+    /// the list first, in one update; then the rows' contents to their stores (whose updates,
+    /// mirrored back, then change nothing).
+    private func refresh(_ ids: [Element.ID]?) async throws {
+        let (read, handOver) = try await source.read(ids)
+        var subscriptions: [Element.ID: Subscription] = [:]
+        let members = cell.inspect { $0.members }
+        for (element, store) in read.matching where members[element.id]?.store !== store {
+            subscriptions[element.id] = store.subscribe(initial: false) { [weak self] update in
+                self?.memberChanged(element.id, update)
             }
-            elements.insert(element, at: order.insertionIndex(of: element, in: elements.elements))
-            return true
+        }
+        let cancel = cell.transition { state in
+            let (changed, cancel) = state.apply(read, subscriptions: subscriptions)
+            return (changed ? .some(.database) : .none, cancel)
+        }
+        for subscription in cancel { subscription.cancel() }
+        handOver()
+    }
+
+    private func memberChanged(_ id: Element.ID, _ update: Update<Element>) {
+        guard update.author != .deletion else { return }  // the query's own read removes it
+        cell.transition { state in
+            (state.memberChanged(id, to: update.new) ? .some(update.author) : .none, ())
         }
     }
 
     // MARK: - Local edits
 
-    /// An edit made through the query's `Var`: hand changed elements to their stores; undo
-    /// anything that adds, removes or moves elements, which only the database decides.
-    private func localChange(_ update: Update<Elements>) {
-        guard update.author != .database, update.author != .revert, update.author != .deletion else { return }
-        let (old, new) = (update.old, update.new)
-        let sameShape = old.ids == new.ids
-        var changed: [Element] = []
-        for element in new.elements {
-            if let before = old[id: element.id], before != element { changed.append(element) }
+    /// An edit made through the query's `Var`: changed elements go to their stores; anything
+    /// that adds or removes elements is undone, since only the database decides membership.
+    private func modify(author: Author?, _ body: (inout Elements) -> Void) {
+        let (changed, membershipChanged) = cell.transition { state in
+            var new = state.elements
+            body(&new)
+            let result = state.edit(to: new)
+            return (.some(author), result)
         }
-        let stores = lock.withLock {
-            changed.compactMap { element in
-                members[element.id].map { member in
-                    edited.insert(element.id)
-                    return (member.store, element)
-                }
-            }
+        for (store, element) in changed {
+            store.modify(author: author) { $0 = element }
         }
-        for (store, element) in stores {
-            store.value.modifyIfChanged(author: update.author) { current in
-                guard current != element else { return false }
-                current = element
-                return true
-            }
-        }
-        guard !sameShape else { return }
-        restoreMembership()
-        report(.membershipIsReadOnly(table: source.table))
-    }
-
-    /// The elements as the member stores hold them, in order.
-    private func restoreMembership() {
-        let stores = lock.withLock { members.values.map(\.store) }
-        let sorted = stores.map { $0.value.read() }.sorted(by: order.precedes)
-        value.modifyIfChanged(author: .revert) { elements in
-            let canonical = Elements(uniqueElements: sorted, id: \.id)
-            guard elements != canonical else { return false }
-            elements = canonical
-            return true
-        }
+        if membershipChanged { report(.membershipIsReadOnly(table: source.table)) }
     }
 }

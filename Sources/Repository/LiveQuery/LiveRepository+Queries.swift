@@ -25,47 +25,88 @@ extension LiveRepository {
         orderBy: [SortKey<R>] = []
     ) async throws -> Var<IdentifiedArrayOf<R>> where R.ID: Comparable {
         let table = try await table(for: R.self)
-        let source = QuerySource<R>(
-            table: table.qualifiedName,
-            matchingIDs: queryIDs(R.ID.self, from: table.quoted, QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue))),
-            stores: { [weak self] ids in try await self?.stores(table, ids: ids) ?? [] })
-        return try await openQuery(source, orderBy: orderBy)
+        let predicate = QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue))
+        return try await openQuery(recordQuerySource(table, predicate), orderBy: orderBy, readsRows: true)
     }
 
     /// Runs the query's first load and registers it for change announcements.
     func openQuery<Element: Identifiable & Equatable & Sendable>(
-        _ source: QuerySource<Element>, orderBy: [SortKey<Element>]
+        _ source: QuerySource<Element>, orderBy: [SortKey<Element>], readsRows: Bool
     ) async throws -> Var<IdentifiedArray<Element.ID, Element>> where Element.ID: Comparable & Sendable & Decodable {
         await waitUntilListening()
         let query = LiveQueryStore(source: source, order: QueryOrder(keys: orderBy), report: report)
         queries.withLock { queries in
             queries = queries.filter { $0.query != nil }
-            queries.append(WeakQuery(query: query))
+            queries.append(WeakQuery(query: query, readsRows: readsRows))
         }
         try await query.load()
-        return Var(store: query.value, persistence: query)
+        return query.handle()
     }
 
-    /// Selects the ids of matching rows, counting them as rows read.
-    func queryIDs<ID: Decodable & SQLValueConvertible>(_: ID.Type, from quotedTable: String, _ predicate: QueryPredicate) -> @Sendable ([ID]?) async throws -> [ID] {
+    /// How a query over records reads: the rows themselves, with whether each matches, in one
+    /// statement per 1,000 ids — so the list, the stores and membership all come from one read.
+    func recordQuerySource<R: Record & Equatable>(_ table: RecordTable<R>, _ predicate: QueryPredicate) -> QuerySource<R> where R.ID: Comparable {
+        QuerySource(table: table.qualifiedName) { [weak self] ids in
+            guard let self else { throw CancellationError() }
+            let number = sequence.next()
+            var rows: [R.ID: Committed<RecordContent<R>>] = [:]
+            var matchingIDs: [R.ID] = []
+            for (sql, values) in predicate.selectRows(from: table.quoted, among: ids) {
+                let result = try await database.query(sql, values)
+                reads.withLock { $0.queries += 1; $0.rows += result.count }
+                for row in result {
+                    let (record, version) = try RecordTable<R>.decode(row)
+                    rows[record.id] = Committed(value: record, version: version)
+                    if try row.decode(Bool.self, column: QueryPredicate.matchesColumn) { matchingIDs.append(record.id) }
+                }
+            }
+            let stores = try await sharedStores(table, ids: matchingIDs, readAs: number) { ids in
+                ids.compactMap { id in rows[id].map { (id, $0) } }
+            }
+            let matching = stores.compactMap { store in
+                rows[store.id].map { (store.overlayingLocalEdits(on: $0.value), store as any MemberStore<R>) }
+            }
+            let (checked, read) = (ids ?? Array(rows.keys), rows)
+            let keys = checked.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0)) }
+            return (QueryState<R>.Read(checked: ids, matching: matching), { [weak self] in
+                // Every row read goes to its live store, if one is held; a checked row that is
+                // gone is deleted.
+                let held = self?.stores.withLock { stores in keys.map { stores[$0]?.store as? LiveStore<RecordTable<R>> } } ?? []
+                for (id, store) in zip(checked, held) { store?.applyRead(read[id], sequence: number) }
+            })
+        }
+    }
+
+    /// Selects the ids of the rows among `ids` (all when nil) with whether each matches.
+    func matchingIDs<ID: Decodable & SQLValueConvertible>(_: ID.Type, from quotedTable: String, _ predicate: QueryPredicate) -> @Sendable ([ID]?) async throws -> [ID] {
         { [database, reads] ids in
-            let (sql, values) = predicate.selectIDs(from: quotedTable, among: ids)
-            let rows = try await database.query(sql, values)
-            reads.withLock { $0.queries += 1; $0.rows += rows.count }
-            return try rows.map { try $0.decode(ID.self, at: 0) }
+            var matching: [ID] = []
+            for (sql, values) in predicate.selectRows(from: quotedTable, among: ids) {
+                let rows = try await database.query(sql.replacingOccurrences(of: "SELECT *,", with: "SELECT id,"), values)
+                reads.withLock { $0.queries += 1; $0.rows += rows.count }
+                for row in rows where try row.decode(Bool.self, column: QueryPredicate.matchesColumn) {
+                    matching.append(try row.decode(ID.self, column: "id"))
+                }
+            }
+            return matching
         }
     }
 
-    /// Hands announced changes to the live queries over their tables.
-    func notifyQueries(of changes: [Change]) {
-        let live = queries.withLock { $0.compactMap(\.query) }
-        for query in live {
+    /// Hands announced changes to the live queries over their tables; returns the tables whose
+    /// rows the queries read themselves (with their contents, for the stores too).
+    func notifyQueries(of changes: [Change]) -> Set<String> {
+        let live = queries.withLock { $0.compactMap { weak in weak.query.map { ($0, weak.readsRows) } } }
+        var readTables: Set<String> = []
+        for (query, readsRows) in live {
             let keys = changes.filter { $0.table == query.table }.map(\.key)
-            if !keys.isEmpty { query.changed(keys) }
+            guard !keys.isEmpty else { continue }
+            query.changed(keys)
+            if readsRows { readTables.insert(query.table) }
         }
+        return readTables
     }
 
-    /// After an outage: every live query is re-run.
+    /// After an outage: every live query is run again.
     func rerunQueries() {
         for query in queries.withLock({ $0.compactMap(\.query) }) { query.rerun() }
     }
@@ -89,6 +130,9 @@ extension LiveQueryStore: AnyLiveQuery where Element.ID: Decodable {
 /// A weak reference: a query lives as long as some handle onto its result.
 struct WeakQuery: Sendable {
     weak var query: (any AnyLiveQuery)?
+    /// Whether the query reads whole rows of its table (a query over records), and gives
+    /// them to the rows' stores.
+    var readsRows: Bool
 }
 
 extension ChangeKey {

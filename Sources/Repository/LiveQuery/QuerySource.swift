@@ -1,19 +1,24 @@
 /// A live store a query can hold as one of its elements: a record's or an aggregate's.
 protocol MemberStore<Element>: VarPersistence {
     associatedtype Element
-    /// The element's value, shared with every handle onto it.
-    var value: VarStore<Element> { get }
+    /// The value all handles onto it share.
+    var value: Element { get }
+    /// Observes that value.
+    func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<Element>) -> Void) -> Subscription
+    /// A local edit of that value.
+    func modify(author: Author?, _ body: (inout Element) -> Void)
 }
 
-/// How a live query finds its rows and their live stores, whatever the element type.
-struct QuerySource<Element: Identifiable & Sendable>: Sendable where Element.ID: Sendable {
+extension LiveStore: MemberStore {}
+
+/// How a live query reads its rows, whatever the element type.
+struct QuerySource<Element: Identifiable & Equatable & Sendable>: Sendable where Element.ID: Comparable & Sendable {
     /// The schema-qualified table whose rows are the elements.
     let table: String
-    /// The ids of the rows that match the query: among `ids`, or all of them when nil.
-    let matchingIDs: @Sendable (_ among: [Element.ID]?) async throws -> [Element.ID]
-    /// The live stores for `ids`: shared ones from the identity map, the rest read now.
-    /// Rows deleted meanwhile are left out.
-    let stores: @Sendable (_ ids: [Element.ID]) async throws -> [any MemberStore<Element>]
+    /// Reads the rows with these ids (all matching rows when nil) with the query's condition,
+    /// in one numbered read: the matching ones as elements with their live stores, and a
+    /// hand-over that gives every row read to its live store, to run once the list is updated.
+    let read: @Sendable (_ ids: [Element.ID]?) async throws -> (QueryState<Element>.Read, handOver: @Sendable () -> Void)
 }
 
 /// A query's condition and parameters as SQL over its table.
@@ -22,15 +27,23 @@ struct QueryPredicate: Sendable {
     let condition: String?
     let parameters: [SQLValue]
 
-    /// `SELECT id FROM table WHERE condition [AND id = ANY($n)]`, with the ids as the last parameter.
-    func selectIDs(from quotedTable: String, among ids: [some SQLValueConvertible]?) -> (String, [SQLValue]) {
-        var clauses = condition.map { ["(\($0))"] } ?? []
-        var values = parameters
-        if let ids {
-            values.append(ids.count == 1 ? ids[0].sqlValue : Array(ids).sqlValue)
-            clauses.append(ids.count == 1 ? "id = $\(values.count)" : "id = ANY($\(values.count))")
+    /// The column saying whether a row matches.
+    static let matchesColumn = "live_query_matches_"
+
+    /// The statements reading the rows with these ids, each with a column saying whether it
+    /// matches (at most 1,000 ids a statement); with nil, the one statement reading every
+    /// matching row.
+    func selectRows(from quotedTable: String, among ids: [some SQLValueConvertible]?) -> [(String, [SQLValue])] {
+        let matches = "\(condition.map { "(\($0)) IS TRUE" } ?? "true") AS \(Self.matchesColumn)"
+        guard let ids else {
+            return [("SELECT *, \(matches) FROM \(quotedTable)\(condition.map { " WHERE (\($0))" } ?? "")", parameters)]
         }
-        let filter = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
-        return ("SELECT id FROM \(quotedTable)\(filter)", values)
+        let key = "$\(parameters.count + 1)"
+        return stride(from: 0, to: ids.count, by: 1000).map { start in
+            let chunk = Array(ids[start..<min(start + 1000, ids.count)])
+            return chunk.count == 1
+                ? ("SELECT *, \(matches) FROM \(quotedTable) WHERE id = \(key)", parameters + [chunk[0].sqlValue])
+                : ("SELECT *, \(matches) FROM \(quotedTable) WHERE id = ANY(\(key))", parameters + [chunk.sqlValue])
+        }
     }
 }

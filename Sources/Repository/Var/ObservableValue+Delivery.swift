@@ -1,19 +1,24 @@
 public import Dispatch
 
 extension ObservableValue where Value: Sendable {
-    /// Calls `handler` on `queue` with every later update, in order.
+    /// Calls `handler` on `queue` with every later update, in order. Updates still queued
+    /// when the subscription is cancelled are dropped.
     public func observe(on queue: DispatchQueue, initial: Bool = false,
                         _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription {
-        observe(initial: initial) { update in queue.async { handler(update) } }
+        let gate = HandlerGate()
+        let subscription = observe(initial: initial) { update in queue.async { gate.run { handler(update) } } }
+        return Subscription {
+            gate.close()
+            subscription.cancel()
+        }
     }
 
-    /// Calls `handler` on the main actor with every later update, in order.
+    /// Calls `handler` on the main actor with every later update, in order. Updates still
+    /// queued when the subscription is cancelled are dropped.
     public func observeOnMainActor(initial: Bool = false,
                                    _ handler: @escaping @MainActor @Sendable (Update<Value>) -> Void) -> Subscription {
         // The main queue is FIFO, where `Task { @MainActor in }` would not keep the order.
-        observe(initial: initial) { update in
-            DispatchQueue.main.async { MainActor.assumeIsolated { handler(update) } }
-        }
+        observe(on: .main, initial: initial) { update in MainActor.assumeIsolated { handler(update) } }
     }
 
     /// The current value, then each new one, as an async sequence. Ends when the consuming

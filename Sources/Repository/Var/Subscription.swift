@@ -15,7 +15,8 @@ public final class Subscription: Sendable, Hashable {
 
     deinit { cancel() }
 
-    /// Stops the observation. After this returns no handler call starts; calling it again
+    /// Stops the observation. Once this returns, the handler is not running on another thread
+    /// and is never called again (a handler may cancel its own subscription); calling it again
     /// does nothing.
     public func cancel() {
         onCancel.withLock { action in

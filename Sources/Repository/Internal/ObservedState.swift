@@ -1,0 +1,100 @@
+import Observation
+
+/// A state that holds an observable value.
+protocol ValueHolding: SendableMetatype {
+    associatedtype Root
+    /// The value observers see.
+    var root: Root { get }
+}
+
+/// A state, the value it holds, and that value's observers — behind one lock.
+///
+/// Every change is one transition of the state under the lock; when the transition says so,
+/// the value's update is queued for the observers, who are called after the lock is released,
+/// one update at a time in the order the changes happened (see ``ObserverList``). Plain `Var`s
+/// hold just their value; live values hold their sync state, so that the value and what is
+/// known about it never move apart.
+final class ObservedState<State: ValueHolding>: Observable, @unchecked Sendable {
+    // @unchecked: `state` and `observers` are read and written only under `lock`. Values
+    // leave only through `Var`, which is `Sendable` only when the value is.
+    private let lock = Lock()
+    private var state: State
+    private var observers = ObserverList<State.Root>()
+    private let registrar = ObservationRegistrar()
+
+    init(_ state: State) {
+        self.state = state
+    }
+
+    /// The value, registered with Swift Observation as read.
+    func read() -> State.Root {
+        registrar.access(self, keyPath: \.state)
+        return lock.withLock { state.root }
+    }
+
+    /// Reads the state under the lock.
+    func inspect<Result>(_ body: (State) -> Result) -> Result {
+        lock.withLock { body(state) }
+    }
+
+    /// Runs `body` on the state under the lock (it must not touch this object); if it asks,
+    /// observers hear the change of the value, on behalf of `publish`'s author.
+    @discardableResult
+    func transition<Result>(_ body: (inout State) -> (publish: Author??, result: Result)) -> Result {
+        let (mustDeliver, didPublish, result) = lock.withLock { () -> (Bool, Bool, Result) in
+            let old = state.root
+            let (publish, result) = body(&state)
+            guard let author = publish else { return (false, false, result) }
+            return (observers.publish(Update(old: old, new: state.root, author: author)), true, result)
+        }
+        if didPublish {
+            registrar.willSet(self, keyPath: \.state)
+            registrar.didSet(self, keyPath: \.state)
+        }
+        if mustDeliver { lock.deliver { observers.next() } }
+        return result
+    }
+
+    /// Calls `handler` with every later update; with `initial`, first with the current value.
+    func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<State.Root>) -> Void) -> Subscription {
+        let observer = Observer(handler)
+        if lock.withLock({ observers.add(observer, initial: initial ? state.root : nil) }) {
+            lock.deliver { observers.next() }
+        }
+        return Subscription { [weak self] in
+            observer.gate.close()
+            self?.remove(observer)
+        }
+    }
+
+    private func remove(_ observer: Observer<State.Root>) {
+        lock.withLock { observers.remove(observer) }
+    }
+}
+
+/// The state of a plain `Var`: just its value.
+struct PlainValue<Root>: ValueHolding {
+    var root: Root
+}
+
+/// The state behind a tree of plain `Var`s.
+typealias VarStore<Root> = ObservedState<PlainValue<Root>>
+
+extension ObservedState {
+    convenience init<Root>(_ root: Root) where State == PlainValue<Root> {
+        self.init(PlainValue(root: root))
+    }
+
+    /// Changes the value with `body` and tells observers.
+    func modify<Root>(author: Author?, _ body: (inout Root) -> Void) where State == PlainValue<Root> {
+        transition { state in
+            body(&state.root)
+            return (.some(author), ())
+        }
+    }
+
+    /// Like `modify`, but `body` says whether it changed anything; if not, nobody is told.
+    func modifyIfChanged<Root>(author: Author?, _ body: (inout Root) -> Bool) where State == PlainValue<Root> {
+        transition { state in (body(&state.root) ? .some(author) : .none, ()) }
+    }
+}

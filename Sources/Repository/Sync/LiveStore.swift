@@ -1,0 +1,169 @@
+/// One live value — a record, or an aggregate — shared by all its handles: its ``SyncState``
+/// and observers behind one lock, and the loop that writes local edits through.
+///
+/// Every change goes through one transition of the state under the lock: a local edit through
+/// any `Var` onto the value, a write's outcome, a read's result. The transition's effects —
+/// telling observers, waking `save()` callers, starting the write loop, reporting errors —
+/// run after the lock is released.
+final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
+    // @unchecked: `saveWaiters` and `nextTicket` are only touched under `waiters`' lock; the
+    // state lives in `cell`, behind its lock; the rest is immutable.
+    typealias Content = Table.Content
+    typealias Value = Content.Value
+
+    let id: Table.ID
+    let table: Table
+    let keyText: String
+    private let sequence: ReadSequence
+    private let report: @Sendable (LiveRecordError) -> Void
+    /// Told each newly committed state (aggregates keep their child routes current with it).
+    private let committedChanged: @Sendable (Committed<Content>) -> Void
+    private let cell: ObservedState<SyncState<Content>>
+    private let waiters = Locked<(next: Int, waiting: [Int: CheckedContinuation<Void, any Error>])>((0, [:]))
+
+    init(id: Table.ID, committed: Committed<Content>, readAs sequenceNumber: UInt64, table: Table, sequence: ReadSequence,
+         policy: ConflictPolicy, report: @escaping @Sendable (LiveRecordError) -> Void,
+         committedChanged: @escaping @Sendable (Committed<Content>) -> Void = { _ in }) {
+        self.id = id
+        self.table = table
+        self.keyText = LiveRepository.keyText(id)
+        self.sequence = sequence
+        self.report = report
+        self.committedChanged = committedChanged
+        cell = ObservedState(SyncState(table: table.qualifiedName, key: keyText, policy: policy, committed: committed, sequence: sequenceNumber))
+    }
+
+    /// A new handle onto the shared value.
+    func handle() -> Var<Value> {
+        Var(read: cell.read, modify: modify, subscribe: cell.subscribe, persistence: self)
+    }
+
+    var state: LiveState { cell.inspect(\.lifecycle) }
+    /// The committed value and version, and whether the row exists.
+    var committed: (Committed<Content>, LiveState) { cell.inspect { ($0.committed, $0.lifecycle) } }
+    /// The value handles show.
+    var value: Value { cell.inspect(\.value) }
+
+    /// `row` with this process's unsaved edits on top.
+    func overlayingLocalEdits(on row: Value) -> Value { cell.inspect { $0.overlayingLocalEdits(on: row) } }
+
+    /// Observes the shared value (for live queries holding this value as an element).
+    func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription {
+        cell.subscribe(initial: initial, handler)
+    }
+
+    /// A local edit through a `Var`: `body` runs under the lock and must not touch this store.
+    func modify(author: Author?, _ body: (inout Value) -> Void) {
+        perform(cell.transition { sync in
+            var new = sync.value
+            body(&new)
+            let (accepted, effects) = sync.edit(to: new)
+            return (accepted ? .some(author) : .none, effects)
+        })
+    }
+
+    func save() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let ticket = waiters.withLock { waiters in
+                waiters.next += 1
+                waiters.waiting[waiters.next] = continuation
+                return waiters.next
+            }
+            transition { $0.save(ticket) }
+        }
+    }
+
+    // MARK: - Transitions
+
+    /// Runs one transition under the lock, then its effects.
+    private func transition(_ body: (inout SyncState<Content>) -> SyncEffects) {
+        let (effects, newlyCommitted) = cell.transition { sync in
+            let before = sync.appliedSequence
+            let effects = body(&sync)
+            return (effects.publish.map { .some($0) }, (effects, sync.appliedSequence != before ? sync.committed : nil))
+        }
+        if let newlyCommitted { committedChanged(newlyCommitted) }
+        perform(effects)
+    }
+
+    private func perform(_ effects: SyncEffects) {
+        for error in effects.reports { report(error) }
+        if !effects.wake.isEmpty {
+            let resumed = waiters.withLock { waiters in
+                effects.wake.compactMap { ticket, failure in waiters.waiting.removeValue(forKey: ticket).map { ($0, failure) } }
+            }
+            for (waiter, failure) in resumed { failure.map { waiter.resume(throwing: $0) } ?? waiter.resume() }
+        }
+        if effects.startWriting { Task { await writeLoop() } }
+        if effects.reread { Task { await reread() } }
+    }
+
+    /// Numbers a read about to start.
+    func sequenceNumber() -> UInt64 { sequence.next() }
+
+    /// Applies a read that started as number `sequence` (nil: the row is gone).
+    func applyRead(_ row: Committed<Content>?, sequence: UInt64) {
+        transition { $0.applyRead(row, sequence: sequence) }
+    }
+
+    private func reread() async {
+        let number = sequence.next()
+        do {
+            let row = try await table.read([id]).first?.committed
+            applyRead(row, sequence: number)
+        } catch {
+            report(.refreshFailed(table: table.qualifiedName, error))
+        }
+    }
+
+    // MARK: - Writing
+
+    private func writeLoop() async {
+        while let write = nextWrite() {
+            let outcome: WriteOutcome<Content>
+            do {
+                outcome = try await table.write(write, id: id)
+            } catch {
+                let failure = error as? PostgresError ?? PostgresError(.server, "\(error)")
+                transition { $0.writeFailed(.writeFailed(table: table.qualifiedName, key: keyText, failure)) }
+                continue
+            }
+            switch outcome {
+            case .written(let row):
+                let number = sequence.next()  // numbered on arrival: reads that started earlier are older
+                transition { $0.writeSucceeded(row, sequence: number, isWriteResult: true) }
+            case .unchanged:
+                transition { $0.writeCommitted() }
+            case .committed:
+                let number = sequence.next()
+                do {
+                    let row = try await table.read([id]).first?.committed
+                    transition { $0.writeSucceeded(row, sequence: number, isWriteResult: false) }
+                } catch {
+                    transition { $0.writeCommitted() }
+                    report(.refreshFailed(table: table.qualifiedName, error))
+                    Task { await reread() }
+                }
+            case .conflict:
+                let number = sequence.next()
+                do {
+                    let row = try await table.read([id]).first?.committed
+                    transition { $0.writeConflicted(theirs: row, sequence: number) }
+                } catch {
+                    let failure = error as? PostgresError ?? PostgresError(.server, "\(error)")
+                    transition { $0.writeFailed(.writeFailed(table: table.qualifiedName, key: keyText, failure)) }
+                }
+            }
+        }
+    }
+
+    private func nextWrite() -> SyncState<Content>.Write? {
+        var write: SyncState<Content>.Write?
+        transition { sync in
+            let (next, effects) = sync.nextWrite()
+            write = next
+            return effects
+        }
+        return write
+    }
+}

@@ -1,0 +1,35 @@
+/// The SQL side of one kind of live value: reading values by id and writing a
+/// ``SyncState/Write``. ``LiveStore`` runs the same engine over any of them.
+protocol LiveTable<Content>: Sendable {
+    associatedtype Content: SyncContent
+    associatedtype ID: Hashable & Sendable & SQLValueConvertible
+
+    /// The schema-qualified table of the value's own row, as announcements name it.
+    var qualifiedName: String { get }
+    /// Whether values are aggregates (their identity-map entries are apart from the root rows').
+    static var holdsAggregates: Bool { get }
+
+    /// The committed values with these ids; missing ones are left out.
+    func read(_ ids: [ID]) async throws -> [(id: ID, committed: Committed<Content>)]
+
+    /// The same, through the change feed's connection, on its thread.
+    func read(_ ids: [ID], using query: FeedQuery) throws -> [(id: ID, committed: Committed<Content>)]
+
+    /// Writes the fields of `write` if the rows are still at its base version.
+    func write(_ write: SyncState<Content>.Write, id: ID) async throws -> WriteOutcome<Content>
+}
+
+/// Runs one statement on the change feed's connection (valid only during the feed's callback).
+typealias FeedQuery = (String, [SQLValue]) throws -> QueryResult
+
+/// How a write went.
+enum WriteOutcome<Content: SyncContent> {
+    /// Committed; this is the state it produced.
+    case written(Committed<Content>)
+    /// Committed; read the value to learn its new versions.
+    case committed
+    /// Nothing needed writing.
+    case unchanged
+    /// The rows were no longer at the base version (or are gone): nothing was written.
+    case conflict
+}

@@ -1,0 +1,60 @@
+/// How the sync engine sees what one live value holds: a value made of fields that can be
+/// edited, compared and carried over one by one — a record's columns; an aggregate's root
+/// columns, child columns, child presence and child order.
+///
+/// The engine never diffs against a base that may have moved: it records which fields an edit
+/// changed when the edit is made, and later carries exactly those fields over newer committed
+/// values.
+protocol SyncContent {
+    /// What handles hold.
+    associatedtype Value: Sendable
+    /// One independently writable part of a value.
+    associatedtype Field: Hashable & Sendable
+    /// What the optimistic write check compares (`WHERE version = $n`).
+    associatedtype Version: Equatable & Sendable
+
+    /// The writable fields in which `new` differs from `old`.
+    static func fields(changedFrom old: Value, to new: Value) -> Set<Field>
+    /// The fields among `fields` at which `a` and `b` differ.
+    static func differing(_ a: Value, _ b: Value, among fields: Set<Field>) -> Set<Field>
+    /// `target` with `fields` taken from `source`.
+    static func replacing(_ fields: Set<Field>, in target: Value, from source: Value) -> Value
+    /// Whether `a` and `b` differ anywhere (observers are told only of real changes).
+    static func differs(_ a: Value, _ b: Value) -> Bool
+    /// How an error message names `field`.
+    static func name(of field: Field) -> String
+    /// The version change announcements carry for the value's own row (an aggregate's root).
+    static func rowVersion(_ version: Version) -> Int64
+    /// The version of the child row with this key (as announcements spell it) held in
+    /// `version`; nil when there is no such child (records have none).
+    static func childVersion(forKey key: String, in version: Version) -> Int64?
+}
+
+extension SyncContent {
+    static func childVersion(forKey key: String, in version: Version) -> Int64? { nil }
+}
+
+/// A committed state: a value as the database holds it, with its version.
+struct Committed<Content: SyncContent>: Sendable {
+    var value: Content.Value
+    var version: Content.Version
+}
+
+/// What a transition of ``SyncState`` asks its owner to do, outside the lock.
+struct SyncEffects: Sendable {
+    /// Tell observers the value changed, on behalf of this author.
+    var publish: Author?
+    /// Start the write loop (none is running).
+    var startWriting = false
+    /// Read the row again: a read was skipped that may have been newer.
+    var reread = false
+    /// For the `errors` stream: every failure, and conflicts settled in our favour.
+    var reports: [LiveRecordError] = []
+    /// `save()` callers to resume, with what they throw.
+    var wake: [(ticket: Int, failure: LiveRecordError?)] = []
+
+    static func + (lhs: SyncEffects, rhs: SyncEffects) -> SyncEffects {
+        SyncEffects(publish: rhs.publish ?? lhs.publish, startWriting: lhs.startWriting || rhs.startWriting,
+                    reread: lhs.reread || rhs.reread, reports: lhs.reports + rhs.reports, wake: lhs.wake + rhs.wake)
+    }
+}
