@@ -57,7 +57,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         perform(cell.transition { sync in
             var new = sync.value
             body(&new)
-            let (accepted, effects) = sync.edit(to: new)
+            let (accepted, effects) = sync.edit(to: new, readsStarted: sequence.current)
             return (accepted ? .some(author) : .none, effects)
         })
     }
@@ -160,7 +160,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     private func nextWrite() -> SyncState<Content>.Write? {
         var write: SyncState<Content>.Write?
         transition { sync in
-            let (next, effects) = sync.nextWrite()
+            let (next, effects) = sync.nextWrite(readsStarted: sequence.current)
             write = next
             return effects
         }

@@ -5,6 +5,9 @@ import Synchronization
 final class ReadSequence: Sendable {
     private let counter = Atomic<UInt64>(0)
 
+    /// The number of the last read started.
+    var current: UInt64 { counter.load(ordering: .sequentiallyConsistent) }
+
     /// The next number; every call gets a higher one.
     func next() -> UInt64 {
         counter.add(1, ordering: .sequentiallyConsistent).newValue

@@ -22,15 +22,25 @@ struct SyncState<Content: SyncContent> {
     typealias Value = Content.Value
     typealias Field = Content.Field
 
+    /// A local edit of one field not yet written: the value it was made on, and the number
+    /// of the last read started before it (a read numbered higher started after the edit).
+    struct Edit: Sendable {
+        var base: Value
+        var since: UInt64
+    }
+
     /// A write under way: the fields it sets, the value it takes them from, the committed
     /// state it expects, and the last local edit it carries.
     struct Write: Sendable {
         let fields: Set<Field>
         let snapshot: Value
         let base: Committed<Content>
-        /// Each field's value before this process edited it.
-        let editBases: [Field: Value]
+        /// Each field's edit.
+        let edits: [Field: Edit]
         let through: UInt64
+        /// The number of the last read started when the write was sent: its result shows the
+        /// row no later than its commit, which edits made after this may follow.
+        let sentAfter: UInt64
     }
 
     /// For error messages.
@@ -47,9 +57,11 @@ struct SyncState<Content: SyncContent> {
     private(set) var appliedSequence: UInt64
     /// Whether `committed` came from our own write's result rather than from a read.
     private var committedByWrite = false
-    /// Fields edited and not yet sent, each with the value it was edited from.
-    private(set) var pending: [Field: Value] = [:]
+    /// Fields edited and not yet sent.
+    private(set) var pending: [Field: Edit] = [:]
     private(set) var inFlight: Write?
+    /// The row was deleted while `inFlight` was under way: its edits were reported lost.
+    private var inFlightIsAbandoned = false
     /// A write loop is running (it asks ``nextWrite()`` until that returns nil).
     private(set) var isWriting = false
     /// Local edits so far, and how many of them are settled (committed, superseded or failed).
@@ -68,7 +80,10 @@ struct SyncState<Content: SyncContent> {
     }
 
     /// The fields this process has edited that the database does not hold yet.
-    var localFields: Set<Field> { inFlight.map { Set(pending.keys).union($0.fields) } ?? Set(pending.keys) }
+    var localFields: Set<Field> {
+        guard let inFlight, !inFlightIsAbandoned else { return Set(pending.keys) }
+        return Set(pending.keys).union(inFlight.fields)
+    }
 
     /// `row` with this process's unsaved edits on top.
     func overlayingLocalEdits(on row: Value) -> Value {
@@ -78,20 +93,19 @@ struct SyncState<Content: SyncContent> {
 
     // MARK: - Local edits and save()
 
-    /// A local edit made the value `new`. Refused (and reported) when the row is deleted.
-    mutating func edit(to new: Value) -> (accepted: Bool, effects: SyncEffects) {
+    /// A local edit made the value `new`, after reads up to number `readsStarted` started.
+    /// Refused (and reported) when the row is deleted.
+    mutating func edit(to new: Value, readsStarted: UInt64) -> (accepted: Bool, effects: SyncEffects) {
         guard lifecycle == .live else { return (false, fail(.deleted(table: table, key: key))) }
         let old = value
         value = new
         edits += 1
-        for field in Content.fields(changedFrom: old, to: new) where pending[field] == nil {
-            pending[field] = old
-        }
-        // A field edited back to its committed value has nothing to write (unless a write of
-        // another value of it is under way).
-        let candidates = Set(pending.keys).subtracting(inFlight?.fields ?? [])
-        for field in candidates.subtracting(Content.differing(new, committed.value, among: candidates)) {
-            pending[field] = nil
+        for field in Content.fields(changedFrom: old, to: new) {
+            if pending[field] == nil {
+                pending[field] = Edit(base: old, since: readsStarted)
+            } else {
+                pending[field]?.since = readsStarted
+            }
         }
         return (true, advance())
     }
@@ -105,13 +119,15 @@ struct SyncState<Content: SyncContent> {
 
     // MARK: - Writes
 
-    /// The write loop's next write, or nil when there is nothing to write (the loop ends).
-    mutating func nextWrite() -> (Write?, SyncEffects) {
+    /// The write loop's next write, sent after reads up to number `readsStarted` started; nil
+    /// when there is nothing to write (the loop ends).
+    mutating func nextWrite(readsStarted: UInt64) -> (Write?, SyncEffects) {
         guard lifecycle == .live, !pending.isEmpty, inFlight == nil else {
             isWriting = false
             return (nil, advance())
         }
-        let write = Write(fields: Set(pending.keys), snapshot: value, base: committed, editBases: pending, through: edits)
+        let write = Write(fields: Set(pending.keys), snapshot: value, base: committed, edits: pending, through: edits,
+                          sentAfter: readsStarted)
         pending = [:]
         inFlight = write
         return (write, SyncEffects())
@@ -120,18 +136,18 @@ struct SyncState<Content: SyncContent> {
     /// The write under way committed. `row` is the state after it: the write's own result
     /// (`isWriteResult`, numbered when it arrived) or a read made after it (nil: the row is gone).
     mutating func writeSucceeded(_ row: Committed<Content>?, sequence: UInt64, isWriteResult: Bool) -> SyncEffects {
-        guard inFlight != nil else { return SyncEffects() }
+        guard let write = inFlight else { return SyncEffects() }
         let effects = writeCommitted()
         guard sequence > appliedSequence else { return effects + rebase() }
         guard let row else { return effects + delete(at: sequence) }
-        return effects + adopt(row, sequence: sequence, byWrite: isWriteResult)
+        return effects + adopt(row, sequence: sequence, byWrite: isWriteResult, seenAfter: isWriteResult ? write.sentAfter : sequence)
     }
 
     /// The write under way committed (or had nothing to write), and the state it produced is
     /// not known yet: the value stays as it is until the next read.
     mutating func writeCommitted() -> SyncEffects {
         guard let write = inFlight else { return SyncEffects() }
-        inFlight = nil
+        (inFlight, inFlightIsAbandoned) = (nil, false)
         settled = max(settled, write.through)
         return advance()
     }
@@ -141,15 +157,16 @@ struct SyncState<Content: SyncContent> {
     /// changed too, to another value, is a conflict settled by the policy.
     mutating func writeConflicted(theirs row: Committed<Content>?, sequence: UInt64) -> SyncEffects {
         guard let write = inFlight else { return SyncEffects() }
+        let wasAbandoned = inFlightIsAbandoned
         if sequence > appliedSequence {
             guard let row else {
-                inFlight = nil
-                return delete(at: sequence, unsaved: true)
+                (inFlight, inFlightIsAbandoned) = (nil, false)
+                return delete(at: sequence, unsaved: !wasAbandoned)
             }
             (committed, appliedSequence, committedByWrite, lifecycle) = (row, sequence, false, .live)
         }
-        inFlight = nil
-        guard lifecycle == .live else { return rebase() + advance() }
+        (inFlight, inFlightIsAbandoned) = (nil, false)
+        guard lifecycle == .live, !wasAbandoned else { return rebase() + advance() }
         guard committed.version != write.base.version else {
             // Nothing changed, yet the write matched no row: it can never succeed.
             var error = PostgresError(.server, "the row is still at the version the write expected, but the UPDATE matched no row (a row-level security policy or a trigger may hide it)")
@@ -159,12 +176,12 @@ struct SyncState<Content: SyncContent> {
         let theirs = committed.value
         let alreadyTheirs = write.fields.subtracting(Content.differing(theirs, write.snapshot, among: write.fields))
         let changedByThem = Content.differing(theirs, write.base.value, among: write.fields).filter { field in
-            write.editBases[field].map { !Content.differing(theirs, $0, among: [field]).isEmpty } ?? true
+            write.edits[field].map { !Content.differing(theirs, $0.base, among: [field]).isEmpty } ?? true
         }
         let conflicts = changedByThem.subtracting(alreadyTheirs)
         for field in write.fields.subtracting(alreadyTheirs) {
             // Rebased on theirs: written again on the newer version (unless dropped below).
-            pending[field] = theirs
+            pending[field] = Edit(base: theirs, since: max(pending[field]?.since ?? 0, write.edits[field]?.since ?? 0))
         }
         var effects = SyncEffects()
         if !conflicts.isEmpty {
@@ -176,13 +193,13 @@ struct SyncState<Content: SyncContent> {
                 effects.reports.append(conflict)
             }
         }
-        return effects + reconcilePending() + rebase() + advance()
+        return effects + reconcilePending(seenAfter: sequence) + rebase() + advance()
     }
 
     /// The write under way failed (a constraint, a lost connection): every local edit is
     /// dropped and the value returns to the committed state.
     mutating func writeFailed(_ error: LiveRecordError) -> SyncEffects {
-        inFlight = nil
+        (inFlight, inFlightIsAbandoned) = (nil, false)
         pending = [:]
         var effects = fail(error)
         if Content.differs(value, committed.value) {
@@ -203,13 +220,15 @@ struct SyncState<Content: SyncContent> {
             return SyncEffects(reread: committedByWrite && row?.version != committed.version)
         }
         guard let row else { return delete(at: sequence) }
-        return adopt(row, sequence: sequence, byWrite: false)
+        return adopt(row, sequence: sequence, byWrite: false, seenAfter: sequence)
     }
 
-    private mutating func adopt(_ row: Committed<Content>, sequence: UInt64, byWrite: Bool) -> SyncEffects {
+    /// Makes `row` the committed state (numbered `sequence`; it shows the row as it was after
+    /// reads up to `seenAfter` started).
+    private mutating func adopt(_ row: Committed<Content>, sequence: UInt64, byWrite: Bool, seenAfter: UInt64) -> SyncEffects {
         let revived = lifecycle == .deleted
         (committed, appliedSequence, committedByWrite, lifecycle) = (row, sequence, byWrite, .live)
-        var effects = reconcilePending() + rebase()
+        var effects = reconcilePending(seenAfter: seenAfter) + rebase()
         if revived { effects.publish = effects.publish ?? .database }
         return effects + advance()
     }
@@ -218,8 +237,9 @@ struct SyncState<Content: SyncContent> {
         (appliedSequence, committedByWrite) = (max(appliedSequence, sequence), false)
         guard lifecycle == .live else { return advance() }
         lifecycle = .deleted
-        let hadEdits = unsaved || !pending.isEmpty || inFlight != nil
+        let hadEdits = unsaved || !pending.isEmpty || (inFlight != nil && !inFlightIsAbandoned)
         pending = [:]
+        inFlightIsAbandoned = inFlight != nil
         value = committed.value
         var effects = SyncEffects(publish: .deletion)
         if hadEdits { effects = effects + fail(.deleted(table: table, key: key)) }
@@ -229,16 +249,21 @@ struct SyncState<Content: SyncContent> {
     // MARK: - Helpers
 
     /// Checks the pending edits (those not being written: the write settles its own) against a
-    /// newly committed state: an edit the database already holds is done; an edit of a field
-    /// the other writer changed since its base, to another value, is a conflict.
-    private mutating func reconcilePending() -> SyncEffects {
+    /// newly committed state, which shows the row as it was after reads up to `seenAfter`
+    /// started: an edit the database holds in a state seen after the edit is done; an edit of a
+    /// field the other writer changed since its base, to another value, is a conflict.
+    private mutating func reconcilePending(seenAfter: UInt64) -> SyncEffects {
         let theirs = committed.value
         let fields = Set(pending.keys).subtracting(inFlight?.fields ?? [])
         guard !fields.isEmpty else { return SyncEffects() }
         let notThere = Content.differing(theirs, value, among: fields)
-        for field in fields.subtracting(notThere) { pending[field] = nil }
+        // Holding our value in a read that started before our edit proves nothing: the row may
+        // have moved on since. Such an edit is written (and conflicts if it must).
+        for field in fields.subtracting(notThere) where pending[field].map({ $0.since < seenAfter }) ?? false {
+            pending[field] = nil
+        }
         let changedByThem = notThere.filter { field in
-            pending[field].map { !Content.differing(theirs, $0, among: [field]).isEmpty } ?? false
+            pending[field].map { !Content.differing(theirs, $0.base, among: [field]).isEmpty } ?? false
         }
         guard !changedByThem.isEmpty else { return SyncEffects() }
         let conflict = conflictError(changedByThem, ours: value, theirs: theirs)
@@ -246,7 +271,7 @@ struct SyncState<Content: SyncContent> {
             for field in changedByThem { pending[field] = nil }
             return fail(conflict)
         }
-        for field in changedByThem { pending[field] = theirs }  // decided: ours is written over theirs
+        for field in changedByThem { pending[field]?.base = theirs }  // decided: ours is written over theirs
         return SyncEffects(reports: [conflict])
     }
 

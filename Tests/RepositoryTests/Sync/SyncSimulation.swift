@@ -1,0 +1,285 @@
+@testable import Repository
+
+/// A row of two integer columns, as the sync engine sees it (no database, no encoding).
+struct TwoColumns: Equatable, Sendable {
+    var a: Int
+    var b: Int
+
+    subscript(field: String) -> Int {
+        get { field == "a" ? a : b }
+        set { if field == "a" { a = newValue } else { b = newValue } }
+    }
+}
+
+enum TwoColumnContent: SyncContent {
+    static func fields(changedFrom old: TwoColumns, to new: TwoColumns) -> Set<String> {
+        differing(old, new, among: ["a", "b"])
+    }
+
+    static func differing(_ x: TwoColumns, _ y: TwoColumns, among fields: Set<String>) -> Set<String> {
+        fields.filter { x[$0] != y[$0] }
+    }
+
+    static func replacing(_ fields: Set<String>, in target: TwoColumns, from source: TwoColumns) -> TwoColumns {
+        var result = target
+        for field in fields { result[field] = source[field] }
+        return result
+    }
+
+    static func differs(_ x: TwoColumns, _ y: TwoColumns) -> Bool { x != y }
+    static func name(of field: String) -> String { field }
+    static func rowVersion(_ version: Int64) -> Int64 { version }
+}
+
+/// One live row and the database behind it, stepped event by event: a model of everything
+/// that happens to a ``SyncState`` — local edits, `save()`, another writer's commits,
+/// deletes and inserts, announcements, reads that run and arrive in any order, and the
+/// write loop — with the checks the contract asks for.
+struct SyncSimulation {
+    typealias State = SyncState<TwoColumnContent>
+
+    enum Event: CaseIterable {
+        case editA, editB, commitA, commitB, delete, insert, announce, executeRead, deliverRead, writeStep, save, reconnect
+    }
+
+    /// A read: numbered when it starts, sees the database when it executes, applied on arrival.
+    struct Read {
+        let sequence: UInt64
+        var snapshot: Committed<TwoColumnContent>??
+        let forConflict: Bool
+    }
+
+    enum WriteStage {
+        case taken(State.Write)
+        case executed(State.Write, Committed<TwoColumnContent>?)  // nil: conflict
+    }
+
+    private(set) var state: State
+    // The database.
+    private(set) var row: TwoColumns?
+    private var version: Int64 = 1
+    private var clock = 0
+    /// Every committed value of a column: who wrote it, when.
+    private(set) var commits: [(field: String, value: Int, ours: Bool, time: Int)] = [("a", 0, false, 0), ("b", 0, false, 0)]
+    private var announcements = 0
+    // The process.
+    private var sequence: UInt64 = 1
+    private var reads: [Read] = []
+    private var write: WriteStage?
+    private var isWriting = false
+    /// Local edits the state accepted: the field, the value, and whether a write was needed.
+    private(set) var edits: [(field: String, value: Int, time: Int, pending: Bool)] = []
+    private(set) var reports: [(error: LiveRecordError, time: Int)] = []
+    private var saves: [Int: (edits: Int, time: Int)] = [:]
+    private(set) var resolvedSaves: [(ticket: Int, failure: LiveRecordError?, called: Int, time: Int)] = []
+    private(set) var violations: [String] = []
+
+    init(policy: ConflictPolicy) {
+        let start = TwoColumns(a: 0, b: 0)
+        row = start
+        state = State(table: "t", key: "1", policy: policy, committed: Committed(value: start, version: 1), sequence: 1)
+    }
+
+    // MARK: - Events
+
+    mutating func step(_ event: Event, value: Int) {
+        clock += 1
+        switch event {
+        case .editA, .editB:
+            let field = event == .editA ? "a" : "b"
+            var new = state.value
+            new[field] = value
+            let changed = state.value[field] != value
+            let (accepted, effects) = state.edit(to: new, readsStarted: sequence)
+            // Setting a column to the value it holds is no edit.
+            if accepted { edits.append((field, value, clock, changed)) }
+            perform(effects)
+        case .commitA, .commitB:
+            guard var current = row else { return }
+            let field = event == .commitA ? "a" : "b"
+            current[field] = value
+            commit(current, fields: [field], ours: false)
+        case .delete:
+            guard row != nil else { return }
+            row = nil
+            announcements += 1
+        case .insert:
+            guard row == nil else { return }
+            row = TwoColumns(a: value, b: value)
+            version = 1  // a new row starts again
+            commits += ["a", "b"].map { ($0, value, false, clock) }
+            announcements += 1
+        case .announce:
+            guard announcements > 0 else { return }
+            announcements -= 1
+            startRead()
+        case .reconnect:
+            startRead()
+        case .executeRead:
+            guard let index = reads.indices.first(where: { reads[$0].snapshot == nil }) else { return }
+            reads[index].snapshot = .some(databaseRow)
+        case .deliverRead:
+            let ready = reads.indices.filter { reads[$0].snapshot != nil }
+            guard !ready.isEmpty else { return }
+            let read = reads.remove(at: ready[value % ready.count])
+            let snapshot = read.snapshot!  // swiftlint:disable:this force_unwrapping
+            perform(read.forConflict
+                ? state.writeConflicted(theirs: snapshot, sequence: read.sequence)
+                : state.applyRead(snapshot, sequence: read.sequence))
+        case .writeStep:
+            writeStep()
+        case .save:
+            let ticket = saves.count + resolvedSaves.count + 1
+            saves[ticket] = (edits.count, clock)
+            perform(state.save(ticket))
+        }
+        checkInvariants()
+    }
+
+    private var databaseRow: Committed<TwoColumnContent>? {
+        row.map { Committed(value: $0, version: version) }
+    }
+
+    private mutating func commit(_ new: TwoColumns, fields: Set<String>, ours: Bool) {
+        row = new
+        version += 1
+        commits += fields.map { ($0, new[$0], ours, clock) }
+        announcements += 1
+    }
+
+    private mutating func startRead(forConflict: Bool = false) {
+        sequence += 1
+        reads.append(Read(sequence: sequence, snapshot: nil, forConflict: forConflict))
+    }
+
+    private mutating func writeStep() {
+        switch write {
+        case nil:
+            guard isWriting else { return }
+            let (next, effects) = state.nextWrite(readsStarted: sequence)
+            if let next {
+                write = .taken(next)
+                for field in next.fields where lastEdit(of: field)?.value != next.snapshot[field] {
+                    violations.append("write of \(field) carries \(next.snapshot[field]), not the last local edit")
+                }
+            } else {
+                isWriting = false
+            }
+            perform(effects)
+        case .taken(let job):
+            guard let current = row, version == job.base.version else {
+                write = .executed(job, nil)
+                return
+            }
+            commit(TwoColumnContent.replacing(job.fields, in: current, from: job.snapshot), fields: job.fields, ours: true)
+            write = .executed(job, databaseRow)
+        case .executed(_, let result):
+            write = nil
+            if let result {
+                sequence += 1  // numbered on arrival, like the store does
+                perform(state.writeSucceeded(result, sequence: sequence, isWriteResult: true))
+            } else {
+                startRead(forConflict: true)
+            }
+        }
+    }
+
+    private mutating func perform(_ effects: SyncEffects) {
+        reports += effects.reports.map { ($0, clock) }
+        if effects.startWriting {
+            if isWriting { violations.append("a second write loop was started") }
+            isWriting = true
+        }
+        if effects.reread { startRead() }
+        for (ticket, failure) in effects.wake {
+            guard let save = saves.removeValue(forKey: ticket) else {
+                violations.append("save \(ticket) woken twice")
+                continue
+            }
+            resolvedSaves.append((ticket, failure, save.time, clock))
+        }
+    }
+
+    private func lastEdit(of field: String, before time: Int = .max) -> (field: String, value: Int, time: Int, pending: Bool)? {
+        edits.last { $0.field == field && $0.time <= time }
+    }
+
+    // MARK: - Checks
+
+    private mutating func checkInvariants() {
+        let expected = state.overlayingLocalEdits(on: state.committed.value)
+        if state.value != expected { violations.append("value \(state.value) is not the committed row plus local edits \(expected)") }
+        if state.pending.isEmpty, state.inFlight == nil, state.lifecycle == .live, state.value != state.committed.value {
+            violations.append("no local edits, yet the value \(state.value) is not the committed \(state.committed.value)")
+        }
+    }
+
+    /// Lets everything under way finish, reads once more, and checks convergence and that
+    /// nothing was lost without a report.
+    mutating func settle() {
+        for _ in 0..<10_000 {
+            if announcements > 0 { step(.announce, value: 0); continue }
+            if reads.contains(where: { $0.snapshot == nil }) { step(.executeRead, value: 0); continue }
+            if !reads.isEmpty { step(.deliverRead, value: 0); continue }
+            if write != nil || isWriting { step(.writeStep, value: 0); continue }
+            break
+        }
+        step(.reconnect, value: 0)
+        step(.executeRead, value: 0)
+        step(.deliverRead, value: 0)
+        if !reads.isEmpty || write != nil || isWriting || announcements > 0 { violations.append("did not settle") }
+        if let row {
+            if state.lifecycle != .live || state.value != row { violations.append("did not converge: \(state.value) (\(state.lifecycle)) vs \(row)") }
+        } else if state.lifecycle != .deleted {
+            violations.append("the row is gone but the handle is \(state.lifecycle)")
+        }
+        if !saves.isEmpty { violations.append("save() never returned: \(saves.keys.sorted())") }
+        checkNothingLost()
+        checkSaves()
+    }
+
+    /// Each column's last local edit is committed (by anyone, after it), was a no-op on the
+    /// row as this process knew it, or was reported.
+    private mutating func checkNothingLost() {
+        for field in ["a", "b"] {
+            guard let edit = lastEdit(of: field), edit.pending else { continue }
+            let committed = databaseHeld(field, edit.value, from: edit.time, to: .max)
+            let reported = reports.contains { report, time in time >= edit.time && Self.names(report, field) }
+            if !committed && !reported { violations.append("the edit \(field) = \(edit.value) at \(edit.time) was lost without a report") }
+        }
+    }
+
+    /// A `save()` that returned without throwing: the last edit of each column made before it
+    /// was called is committed by the time it returned — or superseded by a later edit of that
+    /// column that is — or was reported.
+    private mutating func checkSaves() {
+        for (ticket, failure, called, time) in resolvedSaves where failure == nil {
+            for field in ["a", "b"] {
+                guard let edit = lastEdit(of: field, before: called), edit.pending else { continue }
+                let committed = databaseHeld(field, edit.value, from: edit.time, to: time)
+                let superseded = edits.contains { later in
+                    later.field == field && later.time > edit.time && databaseHeld(field, later.value, from: later.time, to: time)
+                }
+                let reported = reports.contains { report, reportTime in reportTime >= edit.time && Self.names(report, field) }
+                if !committed && !superseded && !reported {
+                    violations.append("save \(ticket) (called at \(called)) returned at \(time) but \(field) = \(edit.value) was not committed")
+                }
+            }
+        }
+    }
+
+    /// Whether the database held `value` in `field` at some moment from `start` to `end`
+    /// (a row that was deleted holds nothing).
+    private func databaseHeld(_ field: String, _ value: Int, from start: Int, to end: Int) -> Bool {
+        let atStart = commits.last { $0.field == field && $0.time <= start }
+        return atStart?.value == value || commits.contains { $0.field == field && $0.value == value && $0.time > start && $0.time <= end }
+    }
+
+    private static func names(_ report: LiveRecordError, _ field: String) -> Bool {
+        switch report {
+        case .conflict(_, _, let columns, _, _, _): columns.contains(field)
+        case .deleted, .writeFailed: true
+        default: false
+        }
+    }
+}

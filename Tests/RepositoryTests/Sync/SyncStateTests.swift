@@ -1,0 +1,52 @@
+import Foundation
+import PropertyBased
+@testable import Repository
+import Testing
+
+/// The sync state machine without a database: every interleaving of a small event alphabet,
+/// and long random sequences, checked against the contract (see ``SyncSimulation``).
+@Suite("Sync state machine")
+struct SyncStateTests {
+    static let events = SyncSimulation.Event.allCases
+
+    /// Runs `codes` (an event and a value each) and settles; the violations found.
+    static func run(_ codes: [Int], policy: ConflictPolicy) -> [String] {
+        var simulation = SyncSimulation(policy: policy)
+        for code in codes {
+            simulation.step(events[code % events.count], value: code / events.count % 3)
+        }
+        simulation.settle()
+        return simulation.violations
+    }
+
+    @Test("every sequence of up to 5 events, both policies", arguments: [ConflictPolicy.databaseWins, .localWins])
+    func exhaustive(policy: ConflictPolicy) {
+        // Values are fixed per event (1 for edits, 2 for the other writer) so the alphabet stays small.
+        let alphabet = Self.events.indices.map { $0 + Self.events.count * ($0 < 2 ? 1 : 2) }
+        var sequences: [[Int]] = [[]]
+        var checked = 0
+        for _ in 1...5 {
+            sequences = sequences.flatMap { prefix in alphabet.map { prefix + [$0] } }
+            for sequence in sequences {
+                checked += 1
+                let violations = Self.run(sequence, policy: policy)
+                if !violations.isEmpty {
+                    Issue.record("\(sequence.map { Self.events[$0 % Self.events.count] }): \(violations)")
+                    return
+                }
+            }
+        }
+        #expect(checked == (1...5).reduce(0) { total, length in total + (0..<length).reduce(1) { product, _ in product * alphabet.count } })
+    }
+
+    /// `SYNC_PROPERTY_RUNS` raises the count for a longer search.
+    static let randomRuns = ProcessInfo.processInfo.environment["SYNC_PROPERTY_RUNS"].flatMap(Int.init) ?? 3000
+
+    @Test("long random sequences, both policies", .shrinking)
+    func random() async {
+        await propertyCheck(count: Self.randomRuns, input: Gen.int(in: 0...999).array(of: 1...80), Gen.bool) { codes, localWins in
+            let violations = Self.run(codes, policy: localWins ? .localWins : .databaseWins)
+            #expect(violations.isEmpty, "\(codes.map { Self.events[$0 % Self.events.count] }): \(violations)")
+        }
+    }
+}
