@@ -72,6 +72,13 @@ let package = Package(
             dependencies: ["Repository", "CPostgres"],
             swiftSettings: strictSwift
         ),
+        // A writer process of the multi-process convergence test (ConvergenceTests runs four).
+        .executableTarget(
+            name: "sync-worker",
+            dependencies: ["Repository"],
+            path: "Tests/SyncWorker",
+            swiftSettings: strictSwift
+        ),
         .executableTarget(
             name: "ReadmeExampleExtractor",
             swiftSettings: strictSwift

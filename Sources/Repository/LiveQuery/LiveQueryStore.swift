@@ -32,11 +32,10 @@ where Element.ID: Comparable & Sendable {
     /// The list as it is now.
     var elements: Elements { cell.inspect(\.elements) }
 
+    /// Waits for every member edited through the query (kept across calls: another task's
+    /// `save()` must not take this one's edits away).
     func save() async throws {
-        let stores = cell.transition { state in
-            defer { state.edited.removeAll() }
-            return (.none, state.edited.compactMap { state.members[$0]?.store })
-        }
+        let stores = cell.inspect { state in state.edited.compactMap { state.members[$0]?.store } }
         var firstError: (any Error)?
         for store in stores {
             do { try await store.save() } catch { firstError = firstError ?? error }
@@ -110,8 +109,8 @@ where Element.ID: Comparable & Sendable {
             let result = state.edit(to: new)
             return (.some(author), result)
         }
-        for (store, element) in changed {
-            store.modify(author: author) { $0 = element }
+        for (store, old, new) in changed {
+            store.edit(from: old, to: new, author: author)
         }
         if membershipChanged { report(.membershipIsReadOnly(table: source.table)) }
     }

@@ -5,11 +5,18 @@ protocol MemberStore<Element>: VarPersistence {
     var value: Element { get }
     /// Observes that value.
     func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<Element>) -> Void) -> Subscription
-    /// A local edit of that value.
-    func modify(author: Author?, _ body: (inout Element) -> Void)
+    /// A local edit of the fields in which `new` differs from `old` (an element as a live
+    /// query showed it, perhaps older than the store's value in other fields).
+    func edit(from old: Element, to new: Element, author: Author?)
 }
 
-extension LiveStore: MemberStore {}
+extension LiveStore: MemberStore {
+    func edit(from old: Value, to new: Value, author: Author?) {
+        let fields = Content.fields(changedFrom: old, to: new)
+        guard !fields.isEmpty else { return }
+        modify(author: author) { current in current = Content.replacing(fields, in: current, from: new) }
+    }
+}
 
 /// How a live query reads its rows, whatever the element type.
 struct QuerySource<Element: Identifiable & Equatable & Sendable>: Sendable where Element.ID: Comparable & Sendable {

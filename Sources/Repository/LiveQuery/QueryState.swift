@@ -28,8 +28,8 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
     private(set) var pending: Set<Element.ID> = []
     private(set) var mustRerun = false
     private(set) var isRefreshing = false
-    /// Members edited through the query since the last `save()`.
-    var edited: Set<Element.ID> = []
+    /// Members edited through the query (while they are members).
+    private(set) var edited: Set<Element.ID> = []
 
     var root: Elements { elements }
 
@@ -77,6 +77,7 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         var removals: Set<Element.ID> = []
         for id in checked where upserts[id] == nil {
             guard let member = members.removeValue(forKey: id) else { continue }
+            edited.remove(id)
             cancel.append(member.subscription)
             removals.insert(id)
         }
@@ -92,13 +93,13 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
     /// An edit of the list made through the query's `Var`, to `new`: the members whose values
     /// changed (for their stores to write), and whether elements were added or removed —
     /// which only the database decides, so the list goes back to the members' values.
-    mutating func edit(to new: Elements) -> (changed: [(any MemberStore<Element>, Element)], membershipChanged: Bool) {
-        var changed: [(any MemberStore<Element>, Element)] = []
+    mutating func edit(to new: Elements) -> (changed: [(store: any MemberStore<Element>, old: Element, new: Element)], membershipChanged: Bool) {
+        var changed: [(store: any MemberStore<Element>, old: Element, new: Element)] = []
         var upserts: [Element.ID: Element] = [:]
         for element in new.elements {
             guard let member = members[element.id], let before = elements[id: element.id],
                   before != element else { continue }
-            changed.append((member.store, element))
+            changed.append((member.store, before, element))
             upserts[element.id] = element
             edited.insert(element.id)
         }

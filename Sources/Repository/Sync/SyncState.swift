@@ -22,11 +22,21 @@ struct SyncState<Content: SyncContent> {
     typealias Value = Content.Value
     typealias Field = Content.Field
 
-    /// A local edit of one field not yet written: the value it was made on, and the number
-    /// of the last read started before it (a read numbered higher started after the edit).
+    /// A local edit of one field not yet written: the value it was made on, the number of the
+    /// last read started before it (a read numbered higher started after the edit), and the
+    /// first and last local edits (by count) it carries.
     struct Edit: Sendable {
         var base: Value
         var since: UInt64
+        var edits: ClosedRange<UInt64>
+    }
+
+    /// A failure, and the local edits (by count) it undid. Every `save()` waiting for one of
+    /// them throws it; so does the first `save()` called after the last of them, after which
+    /// it is gone.
+    private struct Failure {
+        let error: LiveRecordError
+        let edits: ClosedRange<UInt64>
     }
 
     /// A write under way: the fields it sets, the value it takes them from, the committed
@@ -67,7 +77,7 @@ struct SyncState<Content: SyncContent> {
     /// Local edits so far, and how many of them are settled (committed, superseded or failed).
     private(set) var edits: UInt64 = 0
     private(set) var settled: UInt64 = 0
-    private var failures: [LiveRecordError] = []
+    private var failures: [Failure] = []
     private var waiters: [(ticket: Int, through: UInt64)] = []
 
     init(table: String, key: String, policy: ConflictPolicy, committed: Committed<Content>, sequence: UInt64) {
@@ -96,15 +106,18 @@ struct SyncState<Content: SyncContent> {
     /// A local edit made the value `new`, after reads up to number `readsStarted` started.
     /// Refused (and reported) when the row is deleted.
     mutating func edit(to new: Value, readsStarted: UInt64) -> (accepted: Bool, effects: SyncEffects) {
-        guard lifecycle == .live else { return (false, fail(.deleted(table: table, key: key))) }
+        edits += 1
+        guard lifecycle == .live else {
+            settled = edits
+            return (false, fail(.deleted(table: table, key: key), edits: edits...edits) + advance())
+        }
         let old = value
         value = new
-        edits += 1
         for field in Content.fields(changedFrom: old, to: new) {
-            if pending[field] == nil {
-                pending[field] = Edit(base: old, since: readsStarted)
+            if let edit = pending[field] {
+                pending[field] = Edit(base: edit.base, since: readsStarted, edits: edit.edits.lowerBound...edits)
             } else {
-                pending[field]?.since = readsStarted
+                pending[field] = Edit(base: old, since: readsStarted, edits: edits...edits)
             }
         }
         return (true, advance())
@@ -160,20 +173,24 @@ struct SyncState<Content: SyncContent> {
         let wasAbandoned = inFlightIsAbandoned
         if sequence > appliedSequence {
             guard let row else {
+                let lost = wasAbandoned ? nil : editRange(of: localFields)
                 (inFlight, inFlightIsAbandoned) = (nil, false)
-                return delete(at: sequence, unsaved: !wasAbandoned)
+                return delete(at: sequence, alsoLost: lost)
             }
             (committed, appliedSequence, committedByWrite, lifecycle) = (row, sequence, false, .live)
         }
-        (inFlight, inFlightIsAbandoned) = (nil, false)
-        guard lifecycle == .live, !wasAbandoned else { return rebase() + advance() }
-        guard committed.version != write.base.version else {
-            // Nothing changed, yet the write matched no row: it can never succeed.
-            var error = PostgresError(.server, "the row is still at the version the write expected, but the UPDATE matched no row (a row-level security policy or a trigger may hide it)")
+        guard lifecycle == .live, !wasAbandoned else {
+            (inFlight, inFlightIsAbandoned) = (nil, false)
+            return rebase() + advance()
+        }
+        let theirs = committed.value
+        guard committed.version != write.base.version || Content.differs(theirs, write.base.value) else {
+            // Nothing changed, yet the write matched no row: it would never succeed.
+            var error = PostgresError(.server, "the row is still as the write expected, but the UPDATE matched no row (a row-level security policy or a trigger may hide it)")
             error.sqlState = "40001"
             return writeFailed(.writeFailed(table: table, key: key, error))
         }
-        let theirs = committed.value
+        (inFlight, inFlightIsAbandoned) = (nil, false)
         let alreadyTheirs = write.fields.subtracting(Content.differing(theirs, write.snapshot, among: write.fields))
         let changedByThem = Content.differing(theirs, write.base.value, among: write.fields).filter { field in
             write.edits[field].map { !Content.differing(theirs, $0.base, among: [field]).isEmpty } ?? true
@@ -181,14 +198,17 @@ struct SyncState<Content: SyncContent> {
         let conflicts = changedByThem.subtracting(alreadyTheirs)
         for field in write.fields.subtracting(alreadyTheirs) {
             // Rebased on theirs: written again on the newer version (unless dropped below).
-            pending[field] = Edit(base: theirs, since: max(pending[field]?.since ?? 0, write.edits[field]?.since ?? 0))
+            let carried = [pending[field], write.edits[field]].compactMap { $0 }
+            pending[field] = Edit(base: theirs, since: carried.map(\.since).max() ?? 0,
+                                  edits: (carried.map(\.edits.lowerBound).min() ?? edits)...(carried.map(\.edits.upperBound).max() ?? edits))
         }
         var effects = SyncEffects()
         if !conflicts.isEmpty {
             let conflict = conflictError(conflicts, ours: write.snapshot, theirs: theirs)
             if policy == .databaseWins {
+                let lost = editRange(of: conflicts)
                 for field in conflicts { pending[field] = nil }
-                effects = fail(conflict)
+                effects = fail(conflict, edits: lost)
             } else {
                 effects.reports.append(conflict)
             }
@@ -199,9 +219,10 @@ struct SyncState<Content: SyncContent> {
     /// The write under way failed (a constraint, a lost connection): every local edit is
     /// dropped and the value returns to the committed state.
     mutating func writeFailed(_ error: LiveRecordError) -> SyncEffects {
+        let lost = editRange(of: localFields)
         (inFlight, inFlightIsAbandoned) = (nil, false)
         pending = [:]
-        var effects = fail(error)
+        var effects = fail(error, edits: lost)
         if Content.differs(value, committed.value) {
             value = committed.value
             effects.publish = .revert
@@ -233,16 +254,22 @@ struct SyncState<Content: SyncContent> {
         return effects + advance()
     }
 
-    private mutating func delete(at sequence: UInt64, unsaved: Bool = false) -> SyncEffects {
+    /// The row is gone (read as number `sequence`). Local edits are lost — those still held,
+    /// and `alsoLost`, those of a write just given up.
+    private mutating func delete(at sequence: UInt64, alsoLost: ClosedRange<UInt64>? = nil) -> SyncEffects {
         (appliedSequence, committedByWrite) = (max(appliedSequence, sequence), false)
         guard lifecycle == .live else { return advance() }
         lifecycle = .deleted
-        let hadEdits = unsaved || !pending.isEmpty || (inFlight != nil && !inFlightIsAbandoned)
+        let held = Set(pending.keys).union(inFlightIsAbandoned ? [] : inFlight?.fields ?? [])
+        let hadEdits = alsoLost != nil || !held.isEmpty
+        let lost = [alsoLost, held.isEmpty ? nil : editRange(of: held)].compactMap { $0 }
+            .reduce(nil as ClosedRange<UInt64>?) { range, next in range.map { min($0.lowerBound, next.lowerBound)...max($0.upperBound, next.upperBound) } ?? next }
+            ?? edits...edits
         pending = [:]
         inFlightIsAbandoned = inFlight != nil
         value = committed.value
         var effects = SyncEffects(publish: .deletion)
-        if hadEdits { effects = effects + fail(.deleted(table: table, key: key)) }
+        if hadEdits { effects = effects + fail(.deleted(table: table, key: key), edits: lost) }
         return effects + advance()
     }
 
@@ -268,8 +295,9 @@ struct SyncState<Content: SyncContent> {
         guard !changedByThem.isEmpty else { return SyncEffects() }
         let conflict = conflictError(changedByThem, ours: value, theirs: theirs)
         if policy == .databaseWins {
+            let lost = editRange(of: changedByThem)
             for field in changedByThem { pending[field] = nil }
-            return fail(conflict)
+            return fail(conflict, edits: lost)
         }
         for field in changedByThem { pending[field]?.base = theirs }  // decided: ours is written over theirs
         return SyncEffects(reports: [conflict])
@@ -294,16 +322,27 @@ struct SyncState<Content: SyncContent> {
         let ready = waiters.filter { $0.through <= settled }
         guard !ready.isEmpty else { return effects }
         waiters.removeAll { $0.through <= settled }
-        let failure = failures.first
-        failures.removeAll()
-        effects.wake = ready.map { ($0.ticket, failure) }
+        // A caller throws the first failure of an edit made before it called. A failure goes
+        // once a caller that called after all its edits has thrown it.
+        effects.wake = ready.map { waiter in
+            let failure = failures.first { $0.edits.lowerBound <= waiter.through }
+            failures.removeAll { $0.edits.upperBound <= waiter.through }
+            return (waiter.ticket, failure?.error)
+        }
         return effects
     }
 
-    /// Records a failure for the next `save()` and reports it.
-    private mutating func fail(_ error: LiveRecordError) -> SyncEffects {
-        failures.append(error)
+    /// Records a failure of local edits `edits` (by count) for the `save()` callers who made
+    /// them, and reports it.
+    private mutating func fail(_ error: LiveRecordError, edits lost: ClosedRange<UInt64>) -> SyncEffects {
+        failures.append(Failure(error: error, edits: lost))
         return SyncEffects(reports: [error])
+    }
+
+    /// The local edits (by count) that the edits of `fields` carry; the latest when none is known.
+    private func editRange(of fields: Set<Field>) -> ClosedRange<UInt64> {
+        let ranges = fields.flatMap { field in [pending[field]?.edits, inFlight?.edits[field]?.edits].compactMap { $0 } }
+        return (ranges.map(\.lowerBound).min() ?? edits)...(ranges.map(\.upperBound).max() ?? edits)
     }
 
     private func conflictError(_ fields: Set<Field>, ours: Value, theirs: Value) -> LiveRecordError {

@@ -1,3 +1,4 @@
+import Foundation
 @testable import Repository
 
 /// A row of two integer columns, as the sync engine sees it (no database, no encoding).
@@ -73,6 +74,9 @@ struct SyncSimulation {
     private var saves: [Int: (edits: Int, time: Int)] = [:]
     private(set) var resolvedSaves: [(ticket: Int, failure: LiveRecordError?, called: Int, time: Int)] = []
     private(set) var violations: [String] = []
+    /// What happened, step by step, when `SYNC_TRACE` is set (for reading a failure).
+    private(set) var trace: [String] = []
+    static let isTracing = ProcessInfo.processInfo.environment["SYNC_TRACE"] != nil
 
     init(policy: ConflictPolicy) {
         let start = TwoColumns(a: 0, b: 0)
@@ -133,6 +137,9 @@ struct SyncSimulation {
             saves[ticket] = (edits.count, clock)
             perform(state.save(ticket))
         }
+        if Self.isTracing { trace.append("\(clock) \(event)(\(value)): db \(row.map { "\($0.a),\($0.b)" } ?? "-") v\(version); handle \(state.value.a),\(state.value.b) "
+            + "\(state.lifecycle) committed \(state.committed.value.a),\(state.committed.value.b) v\(state.committed.version)@\(state.appliedSequence) "
+            + "pending \(state.pending.keys.sorted()) inFlight \(state.inFlight?.fields.sorted() ?? []) settled \(state.settled)/\(state.edits)") }
         checkInvariants()
     }
 
@@ -251,7 +258,7 @@ struct SyncSimulation {
 
     /// A `save()` that returned without throwing: the last edit of each column made before it
     /// was called is committed by the time it returned — or superseded by a later edit of that
-    /// column that is — or was reported.
+    /// column that is — or an earlier `save()`, called after that edit, threw its failure.
     private mutating func checkSaves() {
         for (ticket, failure, called, time) in resolvedSaves where failure == nil {
             for field in ["a", "b"] {
@@ -260,8 +267,10 @@ struct SyncSimulation {
                 let superseded = edits.contains { later in
                     later.field == field && later.time > edit.time && databaseHeld(field, later.value, from: later.time, to: time)
                 }
-                let reported = reports.contains { report, reportTime in reportTime >= edit.time && Self.names(report, field) }
-                if !committed && !superseded && !reported {
+                let thrown = resolvedSaves.contains { other in
+                    other.failure != nil && other.called >= edit.time && other.time <= time && other.ticket != ticket
+                }
+                if !committed && !superseded && !thrown {
                     violations.append("save \(ticket) (called at \(called)) returned at \(time) but \(field) = \(edit.value) was not committed")
                 }
             }

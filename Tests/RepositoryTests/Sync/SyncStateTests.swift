@@ -16,6 +16,9 @@ struct SyncStateTests {
             simulation.step(events[code % events.count], value: code / events.count % 3)
         }
         simulation.settle()
+        if !simulation.violations.isEmpty, ProcessInfo.processInfo.environment["SYNC_TRACE"] != nil {
+            print(simulation.trace.joined(separator: "\n"))
+        }
         return simulation.violations
     }
 
@@ -41,6 +44,13 @@ struct SyncStateTests {
 
     /// `SYNC_PROPERTY_RUNS` raises the count for a longer search.
     static let randomRuns = ProcessInfo.processInfo.environment["SYNC_PROPERTY_RUNS"].flatMap(Int.init) ?? 3000
+
+    @Test("a sequence given in SYNC_CODES, traced", .enabled(if: ProcessInfo.processInfo.environment["SYNC_CODES"] != nil))
+    func replay() {
+        let codes = (ProcessInfo.processInfo.environment["SYNC_CODES"] ?? "").split(separator: ",").compactMap { Int($0) }
+        let localWins = ProcessInfo.processInfo.environment["SYNC_LOCAL_WINS"] != nil
+        #expect(Self.run(codes, policy: localWins ? .localWins : .databaseWins).isEmpty)
+    }
 
     @Test("long random sequences, both policies", .shrinking)
     func random() async {
