@@ -72,8 +72,15 @@ extension LiveRepository {
         let relevant = changes.filter { routes[$0.table] != nil }
         guard !relevant.isEmpty else { return [] }
         var stale: [StoreKey: any AnyLiveStore] = [:]
+        // A truncated child table: every aggregate with such children.
+        let truncatedRoots = Set(relevant.filter { $0.operation == .truncate }.flatMap { routes[$0.table] ?? [] }.map(\.rootTable))
+        if !truncatedRoots.isEmpty {
+            stores.withLock { stores in
+                for (key, entry) in stores where key.isAggregate && truncatedRoots.contains(key.table) { stale[key] = entry.store }
+            }
+        }
         var unknown: [String: [ChangeKey]] = [:]
-        for change in relevant {
+        for change in relevant where change.operation != .truncate {
             let childKey = StoreKey(table: change.table, key: change.key.description)
             let owner = childOwners.withLock { $0[childKey] }.flatMap { key in stores.withLock { $0[key]?.store } }
             let isStale = owner?.isStale(afterChildChange: change)

@@ -10,6 +10,8 @@ public struct Change: Sendable, Hashable, Decodable {
         case update
         /// The row was deleted.
         case delete
+        /// Every row of the table was removed (`TRUNCATE`); the key is empty.
+        case truncate
     }
 
     /// The schema-qualified table, such as `public.people`.
@@ -18,7 +20,7 @@ public struct Change: Sendable, Hashable, Decodable {
     public let operation: Operation
     /// The row's key.
     public let key: ChangeKey
-    /// The row's version after the change (before it, for a delete).
+    /// The row's version after the change (before it, for a delete; 0 for a truncate).
     public let version: Int64
 
     /// A change of `key` in `table`.

@@ -1,10 +1,17 @@
 import Foundation
 
 /// Turns notification payloads into changes, keeping the latest per (table, key).
+///
+/// Two payload shapes are understood: one row (`{"table", "op", "key", "version"}`, sent by the
+/// per-row triggers of migration 0001) and one statement (`{"table", "op", "keys", "versions"}`,
+/// perhaps with `"more": true` when the statement's next part follows; `{"table", "op":
+/// "truncate"}`), sent since migration 0004.
 struct ChangeBatch {
     private(set) var changes: [Change] = []
     private(set) var ignored: [(payload: String, reason: String)] = []
     private var indexByKey: [Key: Int] = [:]
+    /// The last payload said another part of its statement follows.
+    private(set) var awaitsMore = false
 
     private struct Key: Hashable {
         let table: String
@@ -17,37 +24,121 @@ struct ChangeBatch {
     static let maximumPayload = 8000
 
     mutating func add(payload: String) {
+        awaitsMore = false
         guard payload.utf8.count <= Self.maximumPayload else {
             return ignored.append((String(payload.prefix(200)), "longer than \(Self.maximumPayload) bytes"))
         }
-        let change: Change
+        let announcement: Announcement
         do {
-            change = try Change.fastParse(payload) ?? JSONDecoder().decode(Change.self, from: Data(payload.utf8))
+            announcement = try Announcement.fastParse(payload) ?? JSONDecoder().decode(Announcement.self, from: Data(payload.utf8))
+            try announcement.validate()
         } catch {
             return ignored.append((String(payload.prefix(200)), "not a change announcement: \(Self.reason(error))"))
         }
-        guard !change.table.isEmpty, change.version >= 0 else {
-            return ignored.append((String(payload.prefix(200)), "empty table or negative version"))
-        }
+        awaitsMore = announcement.more ?? false
+        for change in announcement.changes { fold(change) }
+    }
+
+    /// Keeps one change per (table, key): the last one, except that a row deleted or inserted
+    /// on the way counts as inserted (or deleted, if that came last) — a new row, whatever its
+    /// version says.
+    private mutating func fold(_ change: Change) {
         let key = Key(table: change.table, key: change.key)
-        if let index = indexByKey[key] {
-            let previous = changes[index]
-            changes[index] = Change(table: change.table, operation: change.operation, key: change.key,
-                                    version: max(previous.version, change.version))
-        } else {
+        guard let index = indexByKey[key] else {
             indexByKey[key] = changes.count
-            changes.append(change)
+            return changes.append(change)
         }
+        let previous = changes[index]
+        let operation: Change.Operation = previous.operation == change.operation || change.operation == .delete || change.operation == .truncate
+            ? change.operation
+            : (previous.operation == .update ? change.operation : .insert)
+        changes[index] = Change(table: change.table, operation: operation, key: change.key, version: change.version)
     }
 
     private static func reason(_ error: any Error) -> String {
         switch error {
+        case let error as Announcement.Invalid: error.reason
         case DecodingError.keyNotFound(let key, _): "missing \"\(key.stringValue)\""
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
             "wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""
         case DecodingError.dataCorrupted(let context):
             context.codingPath.isEmpty ? "invalid JSON" : "invalid value at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""
         default: "invalid"
+        }
+    }
+}
+
+/// One notification payload: a row's change, or a statement's changes.
+struct Announcement: Decodable {
+    var table: String
+    var op: Change.Operation
+    var key: ChangeKey?
+    var version: Int64?
+    var keys: [ChangeKey]?
+    var versions: [Int64]?
+    var more: Bool?
+
+    struct Invalid: Error {
+        let reason: String
+    }
+
+    func validate() throws {
+        guard !table.isEmpty else { throw Invalid(reason: "empty table") }
+        if op == .truncate {
+            guard key == nil, version == nil, keys == nil, versions == nil else { throw Invalid(reason: "a truncate names no rows") }
+            return
+        }
+        if let key, let version {
+            guard keys == nil, versions == nil, version >= 0 else { throw Invalid(reason: "negative version, or both key and keys") }
+            _ = key
+            return
+        }
+        guard let keys, let versions, keys.count == versions.count, !keys.isEmpty else {
+            throw Invalid(reason: "needs key and version, or keys and versions of the same length")
+        }
+        guard versions.allSatisfy({ $0 >= 0 }) else { throw Invalid(reason: "negative version") }
+    }
+
+    var changes: [Change] {
+        if op == .truncate { return [Change(table: table, operation: .truncate, key: .text(""), version: 0)] }
+        if let key, let version { return [Change(table: table, operation: op, key: key, version: version)] }
+        return zip(keys ?? [], versions ?? []).map { Change(table: table, operation: op, key: $0, version: $1) }
+    }
+
+    /// The announcement, read without `JSONDecoder` when it has the usual shape.
+    static func fastParse(_ payload: String) -> Announcement? {
+        guard let members = FlatJSON.members(payload),
+              case .string(let table)? = members["table"], case .string(let op)? = members["op"],
+              let operation = Change.Operation(rawValue: op)
+        else { return nil }
+        var announcement = Announcement(table: table, op: operation)
+        for (name, value) in members {
+            switch (name, value) {
+            case ("table", _), ("op", _): continue
+            case ("key", let value): guard let key = ChangeKey(value) else { return nil }; announcement.key = key
+            case ("version", .number(let version)): announcement.version = version
+            case ("keys", .array(let values)):
+                let keys = values.compactMap(ChangeKey.init)
+                guard keys.count == values.count else { return nil }
+                announcement.keys = keys
+            case ("versions", .array(let values)):
+                let versions = values.compactMap { if case .number(let version) = $0 { version } else { nil } }
+                guard versions.count == values.count else { return nil }
+                announcement.versions = versions
+            case ("more", .bool(let more)): announcement.more = more
+            default: return nil
+            }
+        }
+        return announcement
+    }
+}
+
+extension ChangeKey {
+    init?(_ value: FlatJSON.Value) {
+        switch value {
+        case .number(let number): self = .integer(number)
+        case .string(let text): self = .text(text)
+        default: return nil
         }
     }
 }

@@ -1,70 +1,94 @@
-/// A fast reader for the flat JSON objects the change triggers send
-/// (`{"table" : "public.people", "op" : "update", "key" : 42, "version" : 7}`): string and
-/// number members only. Anything else returns nil and goes to `JSONDecoder`.
+/// A fast reader for the flat JSON objects the change triggers send — string, integer and
+/// boolean members, and arrays of strings and integers:
+/// `{"table":"public.people","op":"update","keys":[41,42],"versions":[7,3]}`. Anything else
+/// returns nil and goes to `JSONDecoder`.
 enum FlatJSON {
     enum Value: Equatable {
         case string(String)
         case number(Int64)
+        case bool(Bool)
+        case array([Value])
     }
 
     static func members(_ text: String) -> [String: Value]? {
-        var bytes = Array(text.utf8)[...]
-        var members: [String: Value] = [:]
-        func skipSpace() { while let byte = bytes.first, byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D { bytes.removeFirst() } }
-        func expect(_ byte: UInt8) -> Bool {
+        var reader = Reader(bytes: Array(text.utf8)[...])
+        return reader.object()
+    }
+
+    private struct Reader {
+        var bytes: ArraySlice<UInt8>
+
+        mutating func object() -> [String: Value]? {
+            var members: [String: Value] = [:]
+            guard expect(0x7B) else { return nil }  // {
+            if expect(0x7D) { return end(members) }  // }
+            repeat {
+                guard let name = string(), expect(0x3A), let value = value(allowingArray: true) else { return nil }  // :
+                members[name] = value
+            } while expect(0x2C)  // ,
+            guard expect(0x7D) else { return nil }
+            return end(members)
+        }
+
+        private mutating func end(_ members: [String: Value]) -> [String: Value]? {
+            skipSpace()
+            return bytes.isEmpty ? members : nil
+        }
+
+        private mutating func value(allowingArray: Bool) -> Value? {
+            skipSpace()
+            switch bytes.first {
+            case 0x22: return string().map(Value.string)
+            case 0x74: return literal("true", .bool(true))
+            case 0x66: return literal("false", .bool(false))
+            case 0x5B:  // [
+                guard allowingArray else { return nil }
+                bytes.removeFirst()
+                var elements: [Value] = []
+                if expect(0x5D) { return .array(elements) }  // ]
+                repeat {
+                    guard let element = value(allowingArray: false) else { return nil }
+                    elements.append(element)
+                } while expect(0x2C)
+                return expect(0x5D) ? .array(elements) : nil
+            default: return number().map(Value.number)
+            }
+        }
+
+        private mutating func literal(_ word: String, _ value: Value) -> Value? {
+            guard bytes.starts(with: word.utf8) else { return nil }
+            bytes.removeFirst(word.utf8.count)
+            return value
+        }
+
+        private mutating func skipSpace() {
+            while let byte = bytes.first, byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D { bytes.removeFirst() }
+        }
+
+        private mutating func expect(_ byte: UInt8) -> Bool {
             skipSpace()
             guard bytes.first == byte else { return false }
             bytes.removeFirst()
             return true
         }
-        func string() -> String? {
-            guard expect(0x22) else { return nil }  // "
-            var raw: [UInt8] = []
-            while let byte = bytes.popFirst() {
-                if byte == 0x22 { return String(decoding: raw, as: UTF8.self) }
-                if byte == 0x5C { return nil }  // an escape: leave it to JSONDecoder
-                raw.append(byte)
-            }
-            return nil
-        }
-        func number() -> Int64? {
-            skipSpace()
-            var digits: [UInt8] = []
-            if bytes.first == 0x2D { digits.append(bytes.removeFirst()) }  // -
-            while let byte = bytes.first, byte >= 0x30, byte <= 0x39 { digits.append(bytes.removeFirst()) }
-            return Int64(String(decoding: digits, as: UTF8.self))
-        }
-        guard expect(0x7B) else { return nil }  // {
-        repeat {
-            guard let name = string(), expect(0x3A) else { return nil }  // :
-            skipSpace()
-            if bytes.first == 0x22 {
-                guard let value = string() else { return nil }
-                members[name] = .string(value)
-            } else {
-                guard let value = number() else { return nil }
-                members[name] = .number(value)
-            }
-        } while expect(0x2C)  // ,
-        guard expect(0x7D) else { return nil }  // }
-        skipSpace()
-        return bytes.isEmpty ? members : nil
-    }
-}
 
-extension Change {
-    /// The change in a trigger's payload, read without `JSONDecoder` when it has the usual shape.
-    static func fastParse(_ payload: String) -> Change? {
-        guard let members = FlatJSON.members(payload), members.count == 4,
-              case .string(let table)? = members["table"], case .string(let op)? = members["op"],
-              let operation = Operation(rawValue: op), case .number(let version)? = members["version"]
-        else { return nil }
-        let key: ChangeKey
-        switch members["key"] {
-        case .number(let value)?: key = .integer(value)
-        case .string(let value)?: key = .text(value)
-        case nil: return nil
+        private mutating func string() -> String? {
+            guard expect(0x22) else { return nil }  // "
+            guard let end = bytes.firstIndex(of: 0x22) else { return nil }
+            let raw = bytes[bytes.startIndex..<end]
+            if raw.contains(0x5C) { return nil }  // an escape: leave it to JSONDecoder
+            bytes = bytes[(end + 1)...]
+            return String(decoding: raw, as: UTF8.self)
         }
-        return Change(table: table, operation: operation, key: key, version: version)
+
+        private mutating func number() -> Int64? {
+            skipSpace()
+            var end = bytes.startIndex
+            if end < bytes.endIndex, bytes[end] == 0x2D { end += 1 }  // -
+            while end < bytes.endIndex, bytes[end] >= 0x30, bytes[end] <= 0x39 { end += 1 }
+            guard let value = Int64(String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self)) else { return nil }
+            bytes = bytes[end...]
+            return value
+        }
     }
 }

@@ -118,9 +118,13 @@ final class ListenLoop {
     private func drainNotifications(_ pg: OpaquePointer) {
         while true {
             var batch = ChangeBatch()
-            while let notification = PQnotifies(pg) {
-                batch.add(payload: String(cString: notification.pointee.extra))
-                PQfreemem(notification)
+            drain(pg, into: &batch)
+            // A statement's announcement comes in parts, sent back to back at commit: wait for
+            // the rest (briefly: a forged "more" only delays), so the statement is one batch.
+            let deadline = ContinuousClock.now + .seconds(1)
+            while batch.awaitsMore, ContinuousClock.now < deadline, waitReadable(pg, until: deadline) {
+                guard PQconsumeInput(pg) != 0 else { break }
+                drain(pg, into: &batch)
             }
             guard !batch.isEmpty else { return }
             for (payload, reason) in batch.ignored {
@@ -132,6 +136,20 @@ final class ListenLoop {
             emit(.changes(batch.changes))
             if PQstatus(pg) != CONNECTION_OK { return lost(pg) }
         }
+    }
+
+    private func drain(_ pg: OpaquePointer, into batch: inout ChangeBatch) {
+        while let notification = PQnotifies(pg) {
+            batch.add(payload: String(cString: notification.pointee.extra))
+            PQfreemem(notification)
+        }
+    }
+
+    /// Waits until the connection's socket is readable (true) or `deadline` passes.
+    private func waitReadable(_ pg: OpaquePointer, until deadline: ContinuousClock.Instant) -> Bool {
+        var descriptor = pollfd(fd: PQsocket(pg), events: Int16(POLLIN), revents: 0)
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        return poll(&descriptor, 1, max(0, Self.milliseconds(remaining))) > 0
     }
 
     /// Runs one statement on the feed's connection, on this thread.

@@ -57,9 +57,14 @@ extension LiveRepository {
         let number = sequence.next()
         announced.withLock { $0.record(changes, as: number) }
         let aggregateRoots = Set(childRoutes.withLock { $0.values.flatMap { $0.map(\.rootTable) } })
+        let truncated = Set(changes.filter { $0.operation == .truncate }.map(\.table))
         let candidates = stores.withLock { stores in
             var candidates: [(any AnyLiveStore, Change)] = []
-            for change in changes {
+            // Every row of a truncated table (and every aggregate rooted there) is gone.
+            for (key, entry) in stores where truncated.contains(key.table) {
+                if let store = entry.store { candidates.append((store, Change(table: key.table, operation: .truncate, key: .text(key.key), version: 0))) }
+            }
+            for change in changes where change.operation != .truncate {
                 // The row's own store, and the aggregate rooted at it (if aggregates use the table).
                 var key = StoreKey(table: change.table, key: change.key.description)
                 for isAggregate in aggregateRoots.contains(change.table) ? [false, true] : [false] {

@@ -98,9 +98,13 @@ extension LiveRepository {
         let live = queries.withLock { $0.compactMap { weak in weak.query.map { ($0, weak.readsRows) } } }
         var readTables: Set<String> = []
         for (query, readsRows) in live {
-            let keys = changes.filter { $0.table == query.table }.map(\.key)
-            guard !keys.isEmpty else { continue }
-            query.changed(keys)
+            let mine = changes.filter { $0.table == query.table }
+            guard !mine.isEmpty else { continue }
+            if mine.contains(where: { $0.operation == .truncate }) {
+                query.rerun()
+                continue  // the stores of a truncated table read themselves
+            }
+            query.changed(mine.map(\.key))
             if readsRows { readTables.insert(query.table) }
         }
         return readTables

@@ -72,17 +72,41 @@ struct ChangeFeedTests {
         feed.stop()
     }
 
-    @Test("10,000 rows changed in one transaction arrive coalesced, one change per row")
+    @Test("a 10,000-row UPDATE is announced in parts under the payload limit and arrives as one batch")
     func burst() async throws {
         try await database.query("INSERT INTO people (name) SELECT 'p' || n FROM generate_series(1, 10000) AS n")
         let feed = ChangeFeed(configuration)
         let log = FeedLog(feed)
+        let listener = try await RawListener(database: database.name(), channel: "live_changes")
         #expect(try await eventually { log.count(.connected) == 1 })
         try await database.query("UPDATE people SET name = name || '!'")
         #expect(try await eventually(timeout: .seconds(30)) { Set(log.changes.map(\.key)).count == 10_000 })
         let batches = log.events.all.filter { if case .changes = $0 { true } else { false } }.count
-        print("burst: 10000 row updates arrived in \(batches) change batches")
+        var parts: [String] = []
+        while let payload = listener.next(timeout: .milliseconds(500)) { parts.append(payload) }
+        print("burst: a 10,000-row UPDATE sent \(parts.count) notifications and arrived in \(batches) change batch(es)")
+        #expect(batches == 1)
+        #expect(parts.count > 1 && parts.allSatisfy { $0.utf8.count <= 8000 })
+        #expect(parts.dropLast().allSatisfy { $0.hasSuffix(#","more":true}"#) } && !parts.last!.contains("more"))
         #expect(log.changes.allSatisfy { $0.version == 2 && $0.operation == .update })
+        feed.stop()
+    }
+
+    @Test("delete and insert of one key in one transaction fold into an insert; TRUNCATE is announced")
+    func reincarnationAndTruncate() async throws {
+        let feed = ChangeFeed(configuration)
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.count(.connected) == 1 })
+        let id = try await insertPerson("Ada")
+        try await database.query("UPDATE people SET name = 'Ada L.' WHERE id = $1", [id])
+        try await database.transaction { connection in
+            try await connection.query("DELETE FROM people WHERE id = $1", [id])
+            try await connection.query("INSERT INTO people (id, name) VALUES ($1, 'Ada again')", [id])
+        }
+        // The version went down (2 -> 1): only the operation tells that this is another row.
+        #expect(try await eventually { log.changes.last == Change(table: "public.people", operation: .insert, key: .integer(id), version: 1) })
+        try await database.query("TRUNCATE people CASCADE")
+        #expect(try await eventually { log.changes.contains { $0.operation == .truncate && $0.table == "public.people" } })
         feed.stop()
     }
 
