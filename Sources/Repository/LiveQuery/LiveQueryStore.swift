@@ -91,10 +91,13 @@ where Element.ID: Comparable & Sendable {
         handOver()
     }
 
+    /// A member store changed: show its value as it is now — not the update's, which a newer
+    /// read of the query may have overtaken while it was being delivered.
     private func memberChanged(_ id: Element.ID, _ update: Update<Element>) {
         guard update.author != .deletion else { return }  // the query's own read removes it
         cell.transition { state in
-            (state.memberChanged(id, to: update.new) ? .some(update.author) : .none, ())
+            guard let current = state.members[id]?.store.value else { return (.none, ()) }
+            return (state.memberChanged(id, to: current) ? .some(update.author) : .none, ())
         }
     }
 

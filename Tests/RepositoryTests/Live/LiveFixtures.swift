@@ -11,7 +11,7 @@ struct Contact: Record, Equatable {
 /// A database with the change-notification helper and a `contacts` table using it.
 func makeContactsDatabase() async throws -> Database {
     let database = try await TestServer.makeDatabase()
-    try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database, to: 1)
+    try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
     try await database.withConnection { connection in
         try await connection.execute(script: """
             CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, email text UNIQUE, version bigint NOT NULL DEFAULT 1);

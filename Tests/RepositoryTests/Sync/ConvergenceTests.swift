@@ -36,7 +36,7 @@ struct ConvergenceTests {
     /// notifications; an audit of every committed update (who, old and new values); a phase.
     func makeDatabase() async throws -> Database {
         let database = try await TestServer.makeDatabase()
-        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database, to: 1)
+        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
         try await database.withConnection { connection in
             try await connection.execute(script: """
                 CREATE TABLE sync_rows (id bigint PRIMARY KEY, shared bigint NOT NULL DEFAULT 0,
