@@ -84,6 +84,22 @@ struct DemoCommandTests {
         #expect(status.withLock { $0 } == 0)
     }
 
+    @Test("watch follows a person deleted and inserted again by psql, in one transaction and in two, their version lower")
+    func watchFollowsReinsertedRows() async throws {
+        let ada = try demo.json(BookPerson.self, "add", "Ada", "--json")
+        for round in 1...3 { #expect(try demo.run("rename", "\(ada.id)", "Ada \(round)").status == 0) }
+        let (watcher, lines) = try demo.start("watch", "--json")
+        defer { if watcher.exitStatusIfExited() == nil { kill(watcher.pid, SIGKILL); _ = watcher.wait() } }
+        #expect(try await eventually(timeout: .seconds(30)) { lines.all.last?.contains("Ada 3") == true })
+        try await psql("BEGIN; DELETE FROM people WHERE id = \(ada.id); INSERT INTO people (id, name) VALUES (\(ada.id), 'Ada reborn'); COMMIT;",
+                       database: database)
+        #expect(try await eventually { lines.all.last?.contains("Ada reborn") == true })
+        try await psql("DELETE FROM people WHERE id = \(ada.id)", database: database)
+        #expect(try await eventually { lines.all.last?.contains("Ada reborn") == false })
+        try await psql("INSERT INTO people (id, name) VALUES (\(ada.id), 'Ada again')", database: database)
+        #expect(try await eventually { lines.all.last?.contains("Ada again") == true })
+    }
+
     @Test("watch ID follows one person and ends when they are deleted")
     func watchOnePerson() async throws {
         let ada = try demo.json(BookPerson.self, "add", "Ada", "--json")

@@ -118,7 +118,7 @@ struct LiveQueryTests {
         #expect(try await eventually { people.value.first?.id == 20000 })
         let reread = repository.rowsRead - before
         print("10,003-row live query, one update and one insert by psql: \(reread) rows re-read")
-        #expect(reread <= 6)
+        #expect(reread <= 4)
         #expect(people.value.ids.elements == (try await rerun()))
     }
 }
