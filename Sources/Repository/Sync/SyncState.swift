@@ -22,37 +22,6 @@ struct SyncState<Content: SyncContent> {
     typealias Value = Content.Value
     typealias Field = Content.Field
 
-    /// A local edit of one field not yet written: the value it was made on, the number of the
-    /// last read started before it (a read numbered higher started after the edit), and the
-    /// first and last local edits (by count) it carries.
-    struct Edit: Sendable {
-        var base: Value
-        var since: UInt64
-        var edits: ClosedRange<UInt64>
-    }
-
-    /// A failure, and the local edits (by count) it undid. Every `save()` waiting for one of
-    /// them throws it; so does the first `save()` called after the last of them, after which
-    /// it is gone.
-    private struct Failure {
-        let error: LiveRecordError
-        let edits: ClosedRange<UInt64>
-    }
-
-    /// A write under way: the fields it sets, the value it takes them from, the committed
-    /// state it expects, and the last local edit it carries.
-    struct Write: Sendable {
-        let fields: Set<Field>
-        let snapshot: Value
-        let base: Committed<Content>
-        /// Each field's edit.
-        let edits: [Field: Edit]
-        let through: UInt64
-        /// The number of the last read started when the write was sent: its result shows the
-        /// row no later than its commit, which edits made after this may follow.
-        let sentAfter: UInt64
-    }
-
     /// For error messages.
     let table: String
     let key: String
@@ -71,7 +40,7 @@ struct SyncState<Content: SyncContent> {
     private(set) var pending: [Field: Edit] = [:]
     private(set) var inFlight: Write?
     /// The row was deleted while `inFlight` was under way: its edits were reported lost.
-    private var inFlightIsAbandoned = false
+    private(set) var inFlightIsAbandoned = false
     /// A write loop is running (it asks ``nextWrite()`` until that returns nil).
     private(set) var isWriting = false
     /// Local edits so far, and how many of them are settled (committed, superseded or failed).
@@ -87,18 +56,6 @@ struct SyncState<Content: SyncContent> {
         self.value = committed.value
         self.committed = committed
         self.appliedSequence = sequence
-    }
-
-    /// The fields this process has edited that the database does not hold yet.
-    var localFields: Set<Field> {
-        guard let inFlight, !inFlightIsAbandoned else { return Set(pending.keys) }
-        return Set(pending.keys).union(inFlight.fields)
-    }
-
-    /// `row` with this process's unsaved edits on top.
-    func overlayingLocalEdits(on row: Value) -> Value {
-        let local = localFields
-        return local.isEmpty ? row : Content.replacing(local, in: row, from: value)
     }
 
     // MARK: - Local edits and save()
@@ -348,8 +305,4 @@ struct SyncState<Content: SyncContent> {
     private func conflictError(_ fields: Set<Field>, ours: Value, theirs: Value) -> LiveRecordError {
         .conflict(table: table, key: key, columns: fields.map(Content.name).sorted(), ours: ours, theirs: theirs, policy: policy)
     }
-}
-
-extension SyncState: ValueHolding {
-    var root: Value { value }
 }
