@@ -61,8 +61,10 @@ extension LiveRepository {
         let candidates = stores.withLock { stores in
             var candidates: [(any AnyLiveStore, Change)] = []
             // Every row of a truncated table (and every aggregate rooted there) is gone.
-            for (key, entry) in stores where truncated.contains(key.table) {
-                if let store = entry.store { candidates.append((store, Change(table: key.table, operation: .truncate, key: .text(key.key), version: 0))) }
+            if !truncated.isEmpty {
+                for (key, entry) in stores where truncated.contains(key.table) {
+                    if let store = entry.store { candidates.append((store, Change(table: key.table, operation: .truncate, key: .text(key.key), version: 0))) }
+                }
             }
             for change in changes where change.operation != .truncate {
                 // The row's own store, and the aggregate rooted at it (if aggregates use the table).
