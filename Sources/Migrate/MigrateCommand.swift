@@ -47,7 +47,7 @@ struct DatabaseOptions: ParsableArguments {
         if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil {
             return Database(try .environment(), maximumConnections: 2)
         }
-        let directory = LocalServer.defaultDirectory(named: "demo")
+        let directory = LocalServer.directory(named: "demo", overriddenBy: "DEMO_DATA_DIRECTORY")
         FileHandle.standardError.write(Data("No --database-url or DATABASE_URL: using the demo's local database in \(directory)\n".utf8))
         let server = try await LocalServer.start(.persistent(directory: directory))
         return Database(server.configuration, maximumConnections: 2)

@@ -70,7 +70,7 @@ struct DatabaseStatus: Encodable {
         let directory = DemoSession.localDirectory
         let server = try await LocalServer.running(in: directory)
         return DatabaseStatus(source: "local", running: server != nil, directory: directory, processID: server?.processID,
-                              psql: server.map { "psql -h \($0.socketDirectory) -p \($0.port) -U \($0.superuser) postgres" })
+                              psql: server.map { "psql -h \(shellQuoted($0.socketDirectory)) -p \($0.port) -U \($0.superuser) postgres" })
     }
 
     var text: String {
@@ -82,4 +82,10 @@ struct DatabaseStatus: Encodable {
         }
         return "The local server in \(directory ?? "?") is running (pid \(processID)).\nConnect with: \(psql)"
     }
+}
+
+/// `text` as one word for a POSIX shell: as it is when it is plain, else in single quotes.
+func shellQuoted(_ text: String) -> String {
+    let plain = text.allSatisfy { $0.isLetter || $0.isNumber || "/._-+:@%".contains($0) }
+    return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }

@@ -9,8 +9,7 @@ struct DemoSession {
 
     /// The local server's directory: `DEMO_DATA_DIRECTORY`, else a per-user default.
     static var localDirectory: String {
-        ProcessInfo.processInfo.environment["DEMO_DATA_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? LocalServer.defaultDirectory(named: "demo")
+        LocalServer.directory(named: "demo", overriddenBy: "DEMO_DATA_DIRECTORY")
     }
 
     /// Connects: `DATABASE_URL`, else the demo's persistent local server (started if needed,

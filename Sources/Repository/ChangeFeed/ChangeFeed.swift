@@ -38,10 +38,13 @@ public final class ChangeFeed: Sendable {
     ///   - configuration: the server and database to listen on.
     ///   - channel: the NOTIFY channel; the installed triggers use ``defaultChannel``.
     ///   - pingInterval: how long the connection may be silent before a ping checks it.
+    ///   - statementDeadline: how long a ping, or a re-read on the feed's connection, may take
+    ///     before the connection counts as lost. With `pingInterval`, this bounds how long a
+    ///     silent network partition goes unnoticed (20 s by default).
     ///   - maximumBackoff: the longest wait between reconnection attempts.
     ///   - logger: receives outages and ignored notifications.
     public init(_ configuration: ConnectionConfiguration, channel: String = ChangeFeed.defaultChannel,
-                pingInterval: Duration = .seconds(10), maximumBackoff: Duration = .seconds(5),
+                pingInterval: Duration = .seconds(10), statementDeadline: Duration = .seconds(10), maximumBackoff: Duration = .seconds(2),
                 logger: Logger = Logger(label: "Repository.ChangeFeed")) {
         self.channel = channel
         // Recognizable in pg_stat_activity, apart from the pool's connections.
@@ -58,7 +61,7 @@ public final class ChangeFeed: Sendable {
         let (isStopping, wakeUpRead, reader) = (isStopping, fds[0], reader)
         let thread = Thread {
             // The loop, and the connection it owns, live and die on this thread.
-            ListenLoop(configuration: configuration, channel: channel, pingInterval: pingInterval,
+            ListenLoop(configuration: configuration, channel: channel, pingInterval: pingInterval, statementDeadline: statementDeadline,
                        maximumBackoff: maximumBackoff, logger: logger, emit: { continuation.yield($0) },
                        wakeUp: wakeUpRead, isStopping: isStopping, reader: reader).run()
             continuation.finish()

@@ -7,6 +7,8 @@ final class ListenLoop {
     private let configuration: ConnectionConfiguration
     private let channel: String
     private let pingInterval: Duration
+    /// How long a ping or a re-read may take before the connection counts as lost.
+    private let statementDeadline: Duration
     private let maximumBackoff: Duration
     private let logger: Logger
     private let emit: @Sendable (ChangeFeedEvent) -> Void
@@ -14,19 +16,18 @@ final class ListenLoop {
     private let isStopping: Locked<Bool>
     private let reader: WeakChangeFeedReader
 
-    private var connection: OpaquePointer?
-    /// Statements prepared on the current connection (cleared with it).
-    private var prepared: [String: String] = [:]
+    private var connection: FeedConnection?
     private var hasConnected = false
     private var isInOutage = false
     private var backoff: Duration = .milliseconds(100)
 
-    init(configuration: ConnectionConfiguration, channel: String, pingInterval: Duration, maximumBackoff: Duration,
-         logger: Logger, emit: @escaping @Sendable (ChangeFeedEvent) -> Void, wakeUp: Int32, isStopping: Locked<Bool>,
-         reader: WeakChangeFeedReader) {
+    init(configuration: ConnectionConfiguration, channel: String, pingInterval: Duration, statementDeadline: Duration,
+         maximumBackoff: Duration, logger: Logger, emit: @escaping @Sendable (ChangeFeedEvent) -> Void, wakeUp: Int32,
+         isStopping: Locked<Bool>, reader: WeakChangeFeedReader) {
         self.configuration = configuration
         self.channel = channel
         self.pingInterval = pingInterval
+        self.statementDeadline = statementDeadline
         self.maximumBackoff = maximumBackoff
         self.logger = logger
         self.emit = emit
@@ -37,50 +38,40 @@ final class ListenLoop {
 
     func run() {
         defer {
-            if let connection { PQfinish(connection) }
+            connection = nil
             close(wakeUp)
         }
         while !isStopping.withLock({ $0 }) {
-            guard let pg = connection else {
+            guard let feed = connection else {
                 if !connect() {
                     waitForWakeUp(backoff)
                     backoff = min(backoff * 2, maximumBackoff)
                 }
                 continue
             }
-            var descriptors = [pollfd(fd: PQsocket(pg), events: Int16(POLLIN), revents: 0),
+            var descriptors = [pollfd(fd: feed.socket, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&descriptors, 2, Self.milliseconds(pingInterval))
             if ready < 0 { continue }  // EINTR
             if descriptors[1].revents != 0 { continue }  // stop() was called
             if ready == 0 {
-                ping(pg)
-            } else if PQconsumeInput(pg) == 0 {
-                lost(pg)
+                // A silent connection may be dead without the socket saying so: ask the server.
+                feed.ping(deadline: statementDeadline) ? drainNotifications(feed) : lost(feed)
+            } else if PQconsumeInput(feed.pg) == 0 {
+                lost(feed)
             } else {
-                drainNotifications(pg)
+                drainNotifications(feed)
             }
         }
     }
 
     private func connect() -> Bool {
-        let pg: OpaquePointer
         do {
-            pg = try openLibpqConnection(configuration)
+            connection = try FeedConnection(configuration, channel: channel, deadline: statementDeadline)
         } catch {
             reportOutage(error as? PostgresError ?? PostgresError(.connectionFailed, "\(error)"))
             return false
         }
-        let listen = PQexec(pg, "LISTEN \(SQLIdentifier.quoted(channel))")
-        defer { PQclear(listen) }
-        guard PQresultStatus(listen) == PGRES_COMMAND_OK else {
-            let message = configuration.redact(Connection.tidy(String(cString: PQerrorMessage(pg))))
-            PQfinish(pg)
-            reportOutage(PostgresError(.server, message, statement: "LISTEN"))
-            return false
-        }
-        connection = pg
-        prepared.removeAll()
         backoff = .milliseconds(100)
         isInOutage = false
         emit(hasConnected ? .reconnected : .connected)
@@ -89,17 +80,8 @@ final class ListenLoop {
         return true
     }
 
-    /// A silent connection may be dead without the socket saying so: ask the server.
-    private func ping(_ pg: OpaquePointer) {
-        let result = PQexec(pg, "SELECT 1")
-        let healthy = PQresultStatus(result) == PGRES_TUPLES_OK && PQstatus(pg) == CONNECTION_OK
-        PQclear(result)
-        healthy ? drainNotifications(pg) : lost(pg)
-    }
-
-    private func lost(_ pg: OpaquePointer) {
-        let message = configuration.redact(Connection.tidy(String(cString: PQerrorMessage(pg))))
-        PQfinish(pg)
+    private func lost(_ feed: FeedConnection) {
+        let message = feed.errorMessage
         connection = nil
         reportOutage(PostgresError(.connectionLost, message.isEmpty ? "the listening connection was lost" : message))
     }
@@ -115,7 +97,8 @@ final class ListenLoop {
     /// Drains every buffered notification, lets the reader re-read what changed, and repeats:
     /// notifications that arrive during those reads are buffered by libpq, where `poll` would
     /// not see them.
-    private func drainNotifications(_ pg: OpaquePointer) {
+    private func drainNotifications(_ feed: FeedConnection) {
+        let pg = feed.pg
         while true {
             var batch = ChangeBatch()
             drain(pg, into: &batch)
@@ -132,9 +115,9 @@ final class ListenLoop {
                 emit(.ignored(payload: payload, reason: reason))
             }
             guard !batch.changes.isEmpty else { continue }
-            reader.current?.refresh(batch.changes) { sql, values in try query(pg, sql, values) }
+            reader.current?.refresh(batch.changes) { sql, values in try feed.query(sql, values, deadline: statementDeadline) }
             emit(.changes(batch.changes))
-            if PQstatus(pg) != CONNECTION_OK { return lost(pg) }
+            if !feed.isHealthy { return lost(feed) }
         }
     }
 
@@ -150,34 +133,6 @@ final class ListenLoop {
         var descriptor = pollfd(fd: PQsocket(pg), events: Int16(POLLIN), revents: 0)
         let remaining = ContinuousClock.now.duration(to: deadline)
         return poll(&descriptor, 1, max(0, Self.milliseconds(remaining))) > 0
-    }
-
-    /// Runs one statement on the feed's connection, on this thread.
-    private func query(_ pg: OpaquePointer, _ sql: String, _ values: [SQLValue]) throws -> QueryResult {
-        let bound = try BoundParameters(values, statement: sql)
-        let name = try preparedName(pg, sql)
-        let raw = bound.withPointers { count, values, lengths, formats in
-            PQexecPrepared(pg, name, count, values, lengths, formats, 1)
-        }
-        return try check(pg, raw, sql)
-    }
-
-    /// The same few re-read statements run for every burst: prepare each once per connection.
-    private func preparedName(_ pg: OpaquePointer, _ sql: String) throws -> String {
-        if let name = prepared[sql] { return name }
-        let name = "feed\(prepared.count + 1)"
-        _ = try check(pg, PQprepare(pg, name, sql, 0, nil), sql)
-        prepared[sql] = name
-        return name
-    }
-
-    private func check(_ pg: OpaquePointer, _ raw: OpaquePointer?, _ sql: String) throws -> QueryResult {
-        defer { PQclear(raw) }
-        guard let raw, [PGRES_TUPLES_OK, PGRES_COMMAND_OK].contains(PQresultStatus(raw)) else {
-            throw raw.map { ResultReader.error($0, statement: sql, redact: configuration.redact) }
-                ?? PostgresError(.connectionLost, "the change feed's connection failed", statement: sql)
-        }
-        return ResultReader.read(raw)
     }
 
     private func waitForWakeUp(_ duration: Duration) {

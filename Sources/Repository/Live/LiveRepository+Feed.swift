@@ -3,31 +3,52 @@ import Foundation
 extension LiveRepository {
     // MARK: - Following the feed
 
-    /// Waits until the feed has listened once — at most `timeout`, after which reads go ahead:
-    /// when the feed does connect, it re-reads every live row anyway.
-    func waitUntilListening(timeout: Duration = .seconds(10)) async {
-        if listening.withLock({ $0.isOpen }) { return }
-        let id = UUID()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let mustWait = listening.withLock { state in
-                if !state.isOpen { state.waiters[id] = continuation }
-                return !state.isOpen
+    /// Waits until the feed listens (see ``ListeningGate``): at most `timeout` for all callers
+    /// together, and not at all once the feed has failed to connect. Cancellable.
+    func waitUntilListening(timeout: Duration = .seconds(10)) async throws {
+        if listening.withLock({ $0.gate.isOpen }) { return }
+        let id = listening.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let (mayStart, deadline) = listening.withLock { $0.gate.enter(id, continuation, timeout: timeout) }
+                if mayStart { return continuation.resume() }
+                if Task.isCancelled, let waiter = listening.withLock({ $0.gate.leave(id) }) {
+                    return waiter.resume(throwing: CancellationError())
+                }
+                guard let deadline else { return }
+                Task { [listening] in
+                    try? await Task.sleep(until: deadline)
+                    for waiter in listening.withLock({ $0.gate.giveUpWaiting() }) { waiter.resume() }
+                }
             }
-            guard mustWait else { return continuation.resume() }
-            Task { [listening] in
-                try? await Task.sleep(for: timeout)
-                listening.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
-            }
+        } onCancel: {
+            listening.withLock { $0.gate.leave(id) }?.resume(throwing: CancellationError())
         }
     }
 
-    func startListening() {
-        let waiters = listening.withLock { state in
-            state.isOpen = true
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
-        }
+    /// The feed listens: reads may start; if some went ahead without it, re-read everything.
+    func feedListens() {
+        let (waiters, mustResync) = listening.withLock { $0.gate.feedListens() }
         for waiter in waiters { waiter.resume() }
+        if mustResync { resyncEverything() }
+    }
+
+    /// The feed could not connect: reads go ahead rather than wait for it.
+    func feedFailed() {
+        for waiter in listening.withLock({ $0.gate.giveUpWaiting() }) { waiter.resume() }
+    }
+
+    /// After an outage, or reads made without the feed: every live row is re-read and every
+    /// live query run again.
+    func resyncEverything() {
+        scheduleRefresh(stores.withLock { stores in
+            stores = stores.filter { $0.value.store != nil }
+            return stores.values.compactMap(\.store)
+        })
+        rerunQueries()
     }
 
     func handle(_ event: ChangeFeedEvent) async {
@@ -35,17 +56,14 @@ extension LiveRepository {
         case .changes:
             break  // handled on the feed's own thread (ChangeFeedReader)
         case .reconnected:
-            startListening()
-            scheduleRefresh(stores.withLock { stores in
-                stores = stores.filter { $0.value.store != nil }
-                return stores.values.compactMap(\.store)
-            })
-            rerunQueries()
+            feedListens()
+            resyncEverything()
             report(.changeFeedReconnected)
         case .disconnected(let error):
+            feedFailed()
             report(.changeFeedDisconnected(error))
         case .connected:
-            startListening()
+            feedListens()
         case .ignored:
             break
         }

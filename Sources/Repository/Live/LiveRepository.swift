@@ -44,9 +44,8 @@ public final class LiveRepository: Sendable {
     let listener = Locked<Task<Void, Never>?>(nil)
     let reads = Locked(ReadCount())
     let pendingRefresh = Locked<(stores: [ObjectIdentifier: any AnyLiveStore], isRunning: Bool)>(([:], false))
-    /// Open once the feed has listened: a row must be read *after* LISTEN, or a change
-    /// committed in between would never be announced to it.
-    let listening = Locked<(isOpen: Bool, waiters: [UUID: CheckedContinuation<Void, Never>])>((false, [:]))
+    /// Whether reads may start (see ``ListeningGate``).
+    let listening = Locked<(gate: ListeningGate, nextWaiter: Int)>((ListeningGate(), 0))
     /// The live queries, for routing change announcements to them.
     let queries = Locked<[WeakQuery]>([])
     /// Which aggregate owns each child row held live, for routing the child's announcements.
@@ -128,7 +127,7 @@ public final class LiveRepository: Sendable {
         read: (([Table.ID]) async throws -> [(id: Table.ID, committed: Committed<Table.Content>)])? = nil,
         committedChanged: @escaping @Sendable (LiveRepository.StoreKey, Committed<Table.Content>) -> Void = { _, _ in }
     ) async throws -> [LiveStore<Table>] {
-        await waitUntilListening()
+        try await waitUntilListening()
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: Table.holdsAggregates) }
         var found = stores.withLock { stores in keys.map { stores[$0]?.store as? LiveStore<Table> } }
         let missing = ids.indices.filter { found[$0].map { $0.state == .deleted } ?? true }

@@ -33,7 +33,7 @@ extension LiveRepository {
     func openQuery<Element: Identifiable & Equatable & Sendable>(
         _ source: QuerySource<Element>, orderBy: [SortKey<Element>], readsRows: Bool
     ) async throws -> Var<IdentifiedArray<Element.ID, Element>> where Element.ID: Comparable & Sendable & Decodable {
-        await waitUntilListening()
+        try await waitUntilListening()
         let query = LiveQueryStore(source: source, order: QueryOrder(keys: orderBy), report: report)
         queries.withLock { queries in
             queries = queries.filter { $0.query != nil }

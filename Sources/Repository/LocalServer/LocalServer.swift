@@ -62,9 +62,20 @@ public final class LocalServer: Sendable {
     ///   - tcpPort: nil for the unix socket only; 0 for a free TCP port; or a port number.
     /// - Throws: ``LocalServerError`` naming the install command when the server programs are
     ///   missing, or carrying `initdb`'s / the server log's words when they fail.
+    ///   A relative persistent directory is taken from the current directory. A failed start
+    ///   removes what it created (a throwaway directory, or a persistent one it made itself).
     public static func start(_ mode: Mode = .throwaway, tcpPort: Int? = nil) async throws -> LocalServer {
         let binaries = try await ServerBinaries.locate()
-        let directory = try prepareDirectory(for: mode)
+        let (directory, created) = try prepareDirectory(for: mode)
+        do {
+            return try await start(mode, in: directory, tcpPort: tcpPort, binaries: binaries)
+        } catch {
+            if created { try? FileManager.default.removeItem(atPath: directory) }
+            throw error
+        }
+    }
+
+    private static func start(_ mode: Mode, in directory: String, tcpPort: Int?, binaries: ServerBinaries) async throws -> LocalServer {
         let port = try tcpPort.map { $0 == 0 ? try FreePort.find() : $0 } ?? 5432
         let server = LocalServer(mode: mode, directory: directory, port: port, listensOnTCP: tcpPort != nil)
         let socketPath = "\(directory)/.s.PGSQL.\(port)"
@@ -81,10 +92,13 @@ public final class LocalServer: Sendable {
             try await server.initializeCluster(binaries)
         }
         try server.writeSettings()
+        // A pid file left by a server that died (its pid perhaps reused by another program)
+        // would make the new server refuse to start.
+        if server.processID == nil { try? FileManager.default.removeItem(atPath: server.dataDirectory + "/postmaster.pid") }
         do {
             _ = try await ShellCommand.run(binaries.pgCtl, ["-D", server.dataDirectory, "-l", server.logFile, "-w", "-t", "60", "start"])
         } catch {
-            throw LocalServerError("\(error)\n\(server.logTail())")
+            throw LocalServerError("the server in \(directory) did not start: \(server.logCause() ?? "\(error)") (log: \(server.logFile))")
         }
         if mode == .throwaway {
             try server.startWatchdog()
@@ -117,13 +131,35 @@ public final class LocalServer: Sendable {
         }
     }
 
-    /// The postmaster's process ID while it runs (from `postmaster.pid`), else nil.
+    /// The postmaster's process ID while it runs (from `postmaster.pid`), else nil — also when
+    /// the file names a process that is not this directory's postmaster (a stale file whose
+    /// pid was reused).
     public var processID: Int32? {
         guard let contents = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8),
               let first = contents.split(separator: "\n").first, let pid = Int32(first),
-              kill(pid, 0) == 0 || errno == EPERM
+              kill(pid, 0) == 0 || errno == EPERM, isPostmaster(pid)
         else { return nil }
         return pid
+    }
+
+    /// Whether `pid` is a postmaster of this data directory: it runs there (its working
+    /// directory, on Linux). Elsewhere, a live process is taken for it.
+    private func isPostmaster(_ pid: Int32) -> Bool {
+        #if os(Linux)
+        guard let cwd = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/cwd") else { return false }
+        return URL(fileURLWithPath: cwd).resolvingSymlinksInPath().path == URL(fileURLWithPath: dataDirectory).resolvingSymlinksInPath().path
+        #else
+        return true
+        #endif
+    }
+
+    /// The directory for a persistent server called `name`: the path in the environment
+    /// variable `variable` when it is set (a relative one taken from the current directory),
+    /// otherwise ``defaultDirectory(named:environment:)``. The demo and `migrate` agree on it.
+    public static func directory(named name: String, overriddenBy variable: String,
+                                 environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        guard let given = environment[variable], !given.isEmpty else { return defaultDirectory(named: name, environment: environment) }
+        return URL(fileURLWithPath: given).standardizedFileURL.path
     }
 
     /// A per-user directory for a persistent server called `name`: under `$XDG_DATA_HOME` (or
@@ -142,31 +178,54 @@ public final class LocalServer: Sendable {
 
     // MARK: - Steps
 
-    private static func prepareDirectory(for mode: Mode) throws -> String {
+    /// The server's directory, and whether this call created it.
+    private static func prepareDirectory(for mode: Mode) throws -> (path: String, created: Bool) {
         let path: String
+        var created = true
         switch mode {
         case .throwaway:
             let template = FileManager.default.temporaryDirectory.path + "/live-postgres-XXXXXX"
             var bytes = Array(template.utf8CString)
-            guard let created = mkdtemp(&bytes) else {
+            guard let made = mkdtemp(&bytes) else {
                 throw LocalServerError("could not create a temporary directory: \(String(cString: strerror(errno)))")
             }
-            path = String(cString: created)
+            path = String(cString: made)
         case .persistent(let directory):
-            path = (directory as NSString).standardizingPath
-            // Parents keep the usual permissions, so the server account can pass through them.
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            path = URL(fileURLWithPath: directory).standardizedFileURL.path
+            created = !FileManager.default.fileExists(atPath: path)
+            do {
+                // Parents keep the usual permissions, so the server account can pass through them.
+                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw LocalServerError("could not create the server's directory \(path): \(Self.reason(error))")
+            }
         }
-        try ShellCommand.handOver(path)
-        return path
+        do {
+            try ShellCommand.handOver(path)
+        } catch {
+            if created { try? FileManager.default.removeItem(atPath: path) }
+            throw error
+        }
+        return (path, created)
+    }
+
+    /// The system's reason behind a Foundation file error, in words.
+    private static func reason(_ error: any Error) -> String {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        if let code = underlying?.code, underlying?.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(code))) }
+        return (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
     }
 
     private func initializeCluster(_ binaries: ServerBinaries) async throws {
         var arguments = ["-D", dataDirectory, "-U", superuser, "-E", "UTF8", "--locale=C",
                          "--auth-local=trust", "--auth-host=scram-sha-256"]
         if mode == .throwaway { arguments.append("--no-sync") }
-        _ = try await ShellCommand.run(binaries.initdb, arguments)
+        do {
+            _ = try await ShellCommand.run(binaries.initdb, arguments)
+        } catch let error as LocalServerError {
+            throw LocalServerError("initdb could not create the cluster in \(dataDirectory): \(ShellCommand.cause(in: error.output ?? error.message))")
+        }
         let conf = dataDirectory + "/postgresql.conf"
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: conf))
         handle.seekToEndOfFile()
@@ -179,7 +238,7 @@ public final class LocalServer: Sendable {
         var settings = """
             listen_addresses = '\(listensOnTCP ? "127.0.0.1" : "")'
             port = \(port)
-            unix_socket_directories = '\(socketDirectory)'
+            unix_socket_directories = '\(Self.configurationList(socketDirectory))'
             max_connections = 300
             """
         if mode == .throwaway {
@@ -224,8 +283,16 @@ public final class LocalServer: Sendable {
         }
     }
 
-    private func logTail() -> String {
-        let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
-        return log.split(separator: "\n").suffix(10).joined(separator: "\n")
+    /// The log's line that says why the server stopped or would not start, if there is one.
+    private func logCause() -> String? {
+        guard let log = try? String(contentsOfFile: logFile, encoding: .utf8) else { return nil }
+        let recent = log.split(separator: "\n").suffix(20).joined(separator: "\n")
+        return recent.isEmpty ? nil : ShellCommand.cause(in: recent)
+    }
+
+    /// `value` as one element of a list setting in `postgresql.conf`: double-quoted (commas and
+    /// spaces stay inside), single quotes doubled for the setting's own quotes.
+    static func configurationList(_ value: String) -> String {
+        "\"" + value.replacingOccurrences(of: "\"", with: "\"\"").replacingOccurrences(of: "'", with: "''") + "\""
     }
 }

@@ -57,10 +57,15 @@ struct ServerBinaries: Sendable {
 
 /// A local server could not be found, created, started or stopped.
 public struct LocalServerError: Error, Sendable, CustomStringConvertible {
-    /// What went wrong, with the server's own output when there is some.
+    /// What went wrong, in one line, with the cause from the server's own output when there is one.
     public let message: String
+    /// The whole output of the program that failed, if one did.
+    public let output: String?
 
-    init(_ message: String) { self.message = message }
+    init(_ message: String, output: String? = nil) {
+        self.message = message
+        self.output = output
+    }
 
     /// The message.
     public var description: String { message }

@@ -46,9 +46,17 @@ enum ShellCommand {
         // 7 bits are 0, with the code in the next 8.
         let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         guard exitCode == 0 else {
-            throw LocalServerError("\(name ?? program) failed (exit \(exitCode)): \(text.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw LocalServerError("\(name ?? program) failed (exit \(exitCode)): \(cause(in: text))", output: text)
         }
         return text
+    }
+
+    /// The line of a program's output that states why it failed: the first that reads like an
+    /// error (`error:`, `FATAL:`, `could not`, `Permission denied`…), else the last line.
+    static func cause(in output: String) -> String {
+        let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let markers = ["error:", "fatal:", "panic:", "could not", "permission denied", "no such file", "invalid", "already in use", "cannot"]
+        return lines.first { line in markers.contains { line.lowercased().contains($0) } } ?? lines.last ?? "no output"
     }
 
     /// Starts `/bin/sh -c script` in a session of its own, with no terminal and no output, so

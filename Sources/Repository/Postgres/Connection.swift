@@ -22,6 +22,10 @@ public actor Connection {
     nonisolated let needsLivenessCheck = Atomic<Bool>(false)
     /// Whether the connection is open and outside any transaction, so a pool may reuse it.
     nonisolated let isReusable = Atomic<Bool>(false)
+    /// Set once the connection is found lost: the pool then checks its other idle connections.
+    nonisolated let wasLost = Atomic<Bool>(false)
+    /// Cancels the running statement from another thread.
+    nonisolated let canceller = StatementCanceller()
 
     /// The executor that runs this connection's methods on its own thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -41,7 +45,9 @@ public actor Connection {
     }
 
     private func open() throws {
-        handle = LibpqConnection(try openLibpqConnection(configuration))
+        let pg = try openLibpqConnection(configuration)
+        handle = LibpqConnection(pg)
+        canceller.attach(pg)
         isReusable.store(true, ordering: .relaxed)
     }
 
@@ -51,6 +57,7 @@ public actor Connection {
 
     /// Closes the connection. Statements after this throw ``PostgresError/Kind/closed``.
     public func close() {
+        canceller.detach()
         handle = nil
         isReusable.store(false, ordering: .relaxed)
     }
@@ -61,15 +68,74 @@ public actor Connection {
     /// Runs one statement with parameters `$1`, `$2`… and returns its rows.
     ///
     /// The statement is prepared on first use and reused after, so repeat the same SQL text
-    /// with different parameters rather than building SQL strings.
+    /// with different parameters rather than building SQL strings. Cancelling the calling task
+    /// asks the server to stop the statement and throws `CancellationError` (the connection is
+    /// then closed rather than reused).
     @discardableResult
-    public func query(_ sql: String, _ parameters: [any SQLValueConvertible] = []) throws -> QueryResult {
-        try query(sql, values: parameters.map(\.sqlValue))
+    public nonisolated func query(_ sql: String, _ parameters: [any SQLValueConvertible] = []) async throws -> QueryResult {
+        try await query(sql, values: parameters.map(\.sqlValue))
     }
 
-    /// Runs one statement with already converted parameters.
+    /// Runs one statement with already converted parameters; cancellable like
+    /// ``query(_:_:)``.
     @discardableResult
-    public func query(_ sql: String, values: [SQLValue]) throws -> QueryResult {
+    public nonisolated func query(_ sql: String, values: [SQLValue]) async throws -> QueryResult {
+        try await cancellable { ticket in try await self.run(sql, values: values, ticket: ticket) }
+    }
+
+    /// Runs SQL text with no parameters through the simple protocol: several statements
+    /// separated by `;` are allowed (migrations, DDL). Returns the last statement's result.
+    /// Cancellable like ``query(_:_:)``.
+    @discardableResult
+    public nonisolated func execute(script sql: String) async throws -> QueryResult {
+        try await cancellable { ticket in try await self.runScript(sql, ticket: ticket) }
+    }
+
+    /// Runs `body` with a ticket that the calling task's cancellation cancels.
+    private nonisolated func cancellable<T: Sendable>(_ body: (StatementCanceller.Ticket) async throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let ticket = StatementCanceller.Ticket()
+        return try await withTaskCancellationHandler {
+            try await body(ticket)
+        } onCancel: {
+            canceller.cancel(ticket)
+        }
+    }
+
+    /// Runs `body` as the statement of `ticket`: a cancelled ticket's statement ends with
+    /// `CancellationError`, and a connection that was sent a cancel request is not reused.
+    private func asStatement<T>(_ ticket: StatementCanceller.Ticket?, _ body: () throws -> T) throws -> T {
+        guard let ticket else { return try body() }
+        try canceller.begin(ticket)
+        let result = Result { try body() }
+        let (cancelled, requestSent) = canceller.end(ticket)
+        if requestSent {
+            isReusable.store(false, ordering: .relaxed)
+            canceller.detach()
+            handle = nil
+        }
+        if cancelled, case .failure = result { throw CancellationError() }
+        return try result.get()
+    }
+
+    private func run(_ sql: String, values: [SQLValue], ticket: StatementCanceller.Ticket?) throws -> QueryResult {
+        try asStatement(ticket) { try runPrepared(sql, values: values) }
+    }
+
+    private func runScript(_ sql: String, ticket: StatementCanceller.Ticket?) throws -> QueryResult {
+        try asStatement(ticket) {
+            let pg = try liveHandle(for: sql)
+            return try result(PQexec(pg, sql), pg, sql)
+        }
+    }
+
+    /// Ends a failed transaction whatever the calling task's state: a cancelled task must still
+    /// roll back (if the connection was closed instead, the server rolls back on its own).
+    func rollback() {
+        _ = try? runScript("ROLLBACK", ticket: nil)
+    }
+
+    private func runPrepared(_ sql: String, values: [SQLValue]) throws -> QueryResult {
         let pg = try liveHandle(for: sql)
         let bound = try BoundParameters(values, statement: sql)
         do {
@@ -80,14 +146,6 @@ public actor Connection {
             statements.forget(sql)
             return try executePrepared(pg, sql, bound)
         }
-    }
-
-    /// Runs SQL text with no parameters through the simple protocol: several statements
-    /// separated by `;` are allowed (migrations, DDL). Returns the last statement's result.
-    @discardableResult
-    public func execute(script sql: String) throws -> QueryResult {
-        let pg = try liveHandle(for: sql)
-        return try result(PQexec(pg, sql), pg, sql)
     }
 
     private func executePrepared(_ pg: OpaquePointer, _ sql: String, _ bound: BoundParameters) throws -> QueryResult {
@@ -116,6 +174,7 @@ public actor Connection {
         guard let pg = handle?.pointer else { throw PostgresError(.closed, "the connection is closed", statement: sql) }
         if needsLivenessCheck.exchange(false, ordering: .relaxed), !Self.isAlive(pg) {
             isReusable.store(false, ordering: .relaxed)
+            wasLost.store(true, ordering: .relaxed)
             var error = PostgresError(.connectionLost, "the server closed the connection while it was idle", statement: sql)
             error.statementWasNotSent = true
             throw error
@@ -152,7 +211,10 @@ public actor Connection {
     private func lostOrFailed(_ pg: OpaquePointer, _ sql: String, _ raw: OpaquePointer? = nil) -> PostgresError {
         var error = raw.map { ResultReader.error($0, statement: sql, redact: configuration.redact) }
             ?? PostgresError(.server, configuration.redact(Self.tidy(String(cString: PQerrorMessage(pg)))), statement: sql)
-        if PQstatus(pg) != CONNECTION_OK { error.kind = .connectionLost }
+        if PQstatus(pg) != CONNECTION_OK {
+            error.kind = .connectionLost
+            wasLost.store(true, ordering: .relaxed)
+        }
         return error
     }
 

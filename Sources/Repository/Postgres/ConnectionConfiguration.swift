@@ -18,6 +18,13 @@ public struct ConnectionConfiguration: Sendable {
     public var applicationName: String = "swift-repository"
     /// Seconds to wait for a connection before giving up, unless the connection string sets it.
     public var connectTimeout: Int = 10
+    /// How long sent data may stay unacknowledged before a TCP connection counts as dead
+    /// (`tcp_user_timeout`); with the keep-alives (after 10 s idle, every 5 s, 3 probes) a
+    /// silent network partition is noticed within about 25 s. Unix sockets ignore both.
+    public var tcpUserTimeout: Duration = .seconds(20)
+    /// The longest a statement may run before the server cancels it (`statement_timeout`);
+    /// nil leaves the server's setting. Replaces any `options` of the connection string.
+    public var statementTimeout: Duration?
 
     /// A configuration from a `postgres://user:password@host:port/database?sslmode=...` URL.
     /// - Throws: ``PostgresError`` with kind ``PostgresError/Kind/invalidConfiguration`` when libpq rejects it.
@@ -89,10 +96,19 @@ public struct ConnectionConfiguration: Sendable {
             ("connect_timeout", String(connectTimeout)),
         ]
         if keepalives {
-            parameters += [("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3")]
+            parameters += [("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
+                           ("tcp_user_timeout", String(Self.milliseconds(tcpUserTimeout)))]
         }
         parameters.append(("dbname", connectionString))
+        if let statementTimeout {
+            parameters.append(("options", "-c statement_timeout=\(Self.milliseconds(statementTimeout))"))
+        }
         return parameters + overrides
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
     /// Replaces any occurrence of this configuration's password in `message` with `***`.

@@ -8,17 +8,22 @@ extension Database {
     ///     try await connection.query("UPDATE accounts SET balance = balance + $1 WHERE id = $2", [10, 2])
     /// }
     /// ```
+    ///
+    /// Cancelling the task cancels the running statement and rolls back. When the connection
+    /// turns out lost before `BEGIN` was sent, the transaction runs on a newly opened one.
     @discardableResult
     public func transaction<T>(_ body: (Connection) async throws -> T) async throws -> T {
-        try await withConnection { connection in
-            try await connection.transaction(body)
+        try await retryingUnsent {
+            try await withConnection { connection in
+                try await connection.transaction(body)
+            }
         }
     }
 }
 
 extension Connection {
     /// Runs `body` in a transaction on this connection: commits when it returns, rolls back
-    /// when it throws (and rethrows the original error).
+    /// when it throws (and rethrows the original error) — also when the task was cancelled.
     @discardableResult
     public nonisolated func transaction<T>(_ body: (Connection) async throws -> T) async throws -> T {
         try await execute(script: "BEGIN")
@@ -26,7 +31,7 @@ extension Connection {
         do {
             result = try await body(self)
         } catch {
-            _ = try? await execute(script: "ROLLBACK")
+            await rollback()
             throw error
         }
         // COMMIT of a transaction in which a statement failed (and was caught) rolls back

@@ -2,7 +2,9 @@
 /// A pool of connections to one PostgreSQL database, shared by concurrent tasks.
 ///
 /// Connections open lazily up to ``maximumConnections``; a task that finds none free waits
-/// (cancellably) for one to come back. Broken connections are dropped, never reused.
+/// (cancellably) for one to come back. Broken connections are dropped, never reused; when one
+/// turns out to be lost, the idle ones — likely lost with it, as in a server restart — are
+/// dropped too. Connections idle for longer than ``idleTimeout`` are closed.
 ///
 /// ```swift
 /// let database = try Database(.environment())
@@ -13,14 +15,18 @@ public final class Database: Sendable {
     public let configuration: ConnectionConfiguration
     /// The most connections the pool opens at once.
     public let maximumConnections: Int
+    /// How long a connection may sit idle before the pool closes it.
+    public let idleTimeout: Duration
 
     private let pool: Locked<PoolState>
 
-    /// A pool over `configuration` that opens at most `maximumConnections` connections.
-    public init(_ configuration: ConnectionConfiguration, maximumConnections: Int = 8) {
+    /// A pool over `configuration` that opens at most `maximumConnections` connections and
+    /// closes those idle for longer than `idleTimeout`.
+    public init(_ configuration: ConnectionConfiguration, maximumConnections: Int = 8, idleTimeout: Duration = .seconds(300)) {
         precondition(maximumConnections > 0, "a pool needs at least one connection")
         self.configuration = configuration
         self.maximumConnections = maximumConnections
+        self.idleTimeout = idleTimeout
         self.pool = Locked(PoolState())
     }
 
@@ -38,17 +44,24 @@ public final class Database: Sendable {
         }
     }
 
-    /// Runs one statement on a pooled connection.
+    /// Runs one statement on a pooled connection. Cancelling the task cancels the statement
+    /// on the server (see ``Connection/query(_:_:)``).
     ///
     /// When the connection turns out to have been closed by the server while idle (a restart,
-    /// `pg_terminate_backend`), the statement — which was never sent — runs on a fresh one.
+    /// `pg_terminate_backend`), the statement — which was never sent — runs on a newly opened one.
     @discardableResult
     public func query(_ sql: String, _ parameters: [any SQLValueConvertible] = []) async throws -> QueryResult {
         let values = parameters.map(\.sqlValue)
+        return try await retryingUnsent { try await withConnection { try await $0.query(sql, values: values) } }
+    }
+
+    /// Runs `body`; if its first statement found its connection lost before sending anything,
+    /// runs it again on a newly opened connection (the idle ones were dropped with it).
+    func retryingUnsent<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try await withConnection { try await $0.query(sql, values: values) }
+            return try await body()
         } catch let error as PostgresError where error.kind == .connectionLost && error.statementWasNotSent {
-            return try await withConnection { try await $0.query(sql, values: values) }
+            return try await body()
         }
     }
 
@@ -68,7 +81,7 @@ public final class Database: Sendable {
 
     private func acquire() async throws -> Connection {
         // Fast path: an idle connection, with no continuation or cancellation handler.
-        if let idle = pool.withLock({ $0.isClosed ? nil : $0.idle.popLast() }) { return idle }
+        if let idle = pool.withLock({ $0.isClosed ? nil : $0.takeIdle(idleTimeout: idleTimeout) }) { return idle }
         let id = pool.withLock { state in state.nextWaiterID += 1; return state.nextWaiterID }
         let granted: Connection? = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -98,7 +111,12 @@ public final class Database: Sendable {
     private func release(_ connection: Connection) {
         let reusable = connection.isReusable.load(ordering: .relaxed)
         if reusable { connection.needsLivenessCheck.store(true, ordering: .relaxed) }
-        let handOff = pool.withLock { state in state.checkIn(reusable ? connection : nil) }
+        let lost = connection.wasLost.load(ordering: .relaxed)
+        let handOff = pool.withLock { state in
+            // A lost connection: the idle ones were most likely lost with it (a restart).
+            if lost { state.dropIdle() }
+            return state.checkIn(reusable ? connection : nil)
+        }
         switch handOff {
         case .toWaiter(let waiter, let connection): waiter.resume(returning: connection)
         case .none: break
@@ -124,15 +142,34 @@ private struct PoolState {
         case none
     }
 
-    var idle: [Connection] = []
+    /// Idle connections, the most recently used last.
+    var idle: [(connection: Connection, since: ContinuousClock.Instant)] = []
     var openCount = 0
     var waiters: [Waiter] = []
     var nextWaiterID = 0
     var isClosed = false
 
+    /// The most recently used idle connection, after closing those idle for longer than `idleTimeout`.
+    mutating func takeIdle(idleTimeout: Duration) -> Connection? {
+        let now = ContinuousClock.now
+        let expired = idle.prefix { now - $0.since > idleTimeout }.count
+        if expired > 0 {
+            // No task waits while connections are idle, so no waiter needs the freed slots.
+            idle.removeFirst(expired)
+            openCount -= expired
+        }
+        return idle.popLast()?.connection
+    }
+
+    /// Drops every idle connection (they close when released).
+    mutating func dropIdle() {
+        openCount -= idle.count
+        idle.removeAll()
+    }
+
     mutating func checkOut(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, limit: Int) -> CheckOut {
         if isClosed { return .fail(PostgresError(.closed, "the database pool is closed")) }
-        if let connection = idle.popLast() { return .use(connection) }
+        if let connection = idle.popLast()?.connection { return .use(connection) }
         if openCount < limit {
             openCount += 1
             return .open
@@ -151,7 +188,7 @@ private struct PoolState {
             return returnSlotToWaiter()
         }
         if !waiters.isEmpty { return .toWaiter(waiters.removeFirst().continuation, connection) }
-        idle.append(connection)
+        idle.append((connection, ContinuousClock.now))
         return .none
     }
 

@@ -62,15 +62,28 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         })
     }
 
+    /// Waits until every edit made before it is settled; cancelling the task stops the wait
+    /// (with `CancellationError`), not the writes.
     func save() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let ticket = waiters.withLock { waiters in
-                waiters.next += 1
-                waiters.waiting[waiters.next] = continuation
-                return waiters.next
-            }
-            transition { $0.save(ticket) }
+        let ticket = waiters.withLock { waiters in
+            waiters.next += 1
+            return waiters.next
         }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                waiters.withLock { $0.waiting[ticket] = continuation }
+                if Task.isCancelled { return cancelSave(ticket) }
+                transition { $0.save(ticket) }
+            }
+        } onCancel: {
+            cancelSave(ticket)
+        }
+    }
+
+    private func cancelSave(_ ticket: Int) {
+        guard let waiter = waiters.withLock({ $0.waiting.removeValue(forKey: ticket) }) else { return }
+        transition { $0.forgetSave(ticket) }
+        waiter.resume(throwing: CancellationError())
     }
 
     // MARK: - Transitions

@@ -87,6 +87,12 @@ struct SyncState<Content: SyncContent> {
         return advance()
     }
 
+    /// The `save()` with `ticket` stopped waiting (its task was cancelled).
+    mutating func forgetSave(_ ticket: Int) -> SyncEffects {
+        waiters.removeAll { $0.ticket == ticket }
+        return SyncEffects()
+    }
+
     // MARK: - Writes
 
     /// The write loop's next write, sent after reads up to number `readsStarted` started; nil

@@ -1,0 +1,103 @@
+internal import CPostgres
+import Foundation
+
+/// The change feed's connection: LISTENs, and runs the feed's own statements — pings and
+/// re-reads — each with a deadline, through libpq's non-blocking API, so that a silent network
+/// partition ends a statement instead of hanging the feed's thread. Used by one thread only.
+final class FeedConnection {
+    let pg: OpaquePointer
+    private let redact: @Sendable (String) -> String
+    /// Statements prepared on this connection.
+    private var prepared: [String: String] = [:]
+
+    /// Connects and listens on `channel` (blocking; libpq's `connect_timeout` bounds it).
+    init(_ configuration: ConnectionConfiguration, channel: String, deadline: Duration) throws {
+        pg = try openLibpqConnection(configuration)
+        redact = { configuration.redact($0) }
+        do {
+            _ = try run("LISTEN \(SQLIdentifier.quoted(channel))", deadline: deadline) { PQsendQuery($0, "LISTEN \(SQLIdentifier.quoted(channel))") }
+        } catch {
+            PQfinish(pg)
+            throw error
+        }
+    }
+
+    deinit { PQfinish(pg) }
+
+    var socket: Int32 { PQsocket(pg) }
+    var isHealthy: Bool { PQstatus(pg) == CONNECTION_OK }
+    var errorMessage: String { redact(Connection.tidy(String(cString: PQerrorMessage(pg)))) }
+
+    /// Asks the server whether the connection still works, waiting at most `deadline`.
+    func ping(deadline: Duration) -> Bool {
+        (try? run("SELECT 1", deadline: deadline) { PQsendQuery($0, "SELECT 1") }) != nil && isHealthy
+    }
+
+    /// Runs a statement with parameters, prepared once per connection, within `deadline`.
+    func query(_ sql: String, _ values: [SQLValue], deadline: Duration) throws -> QueryResult {
+        let bound = try BoundParameters(values, statement: sql)
+        let name = try preparedName(sql, deadline: deadline)
+        return try run(sql, deadline: deadline) { pg in
+            bound.withPointers { count, values, lengths, formats in
+                PQsendQueryPrepared(pg, name, count, values, lengths, formats, 1)
+            }
+        }
+    }
+
+    private func preparedName(_ sql: String, deadline: Duration) throws -> String {
+        if let name = prepared[sql] { return name }
+        let name = "feed\(prepared.count + 1)"
+        _ = try run(sql, deadline: deadline) { PQsendPrepare($0, name, sql, 0, nil) }
+        prepared[sql] = name
+        return name
+    }
+
+    /// Sends with `send`, then reads results until the statement is done, at most `deadline`
+    /// from now. Notifications that arrive meanwhile stay buffered for `PQnotifies`.
+    /// - Throws: ``PostgresError`` — the server's error, or `connectionLost` when the
+    ///   connection failed or the deadline passed (the connection is then unusable).
+    private func run(_ sql: String, deadline: Duration, _ send: (OpaquePointer) -> Int32) throws -> QueryResult {
+        let end = ContinuousClock.now + deadline
+        PQsetnonblocking(pg, 1)
+        guard send(pg) == 1 else { throw lost(sql) }
+        // Flush what is sent (PQflush: 1 while data remains), then wait for the whole result.
+        while true {
+            let flushed = PQflush(pg)
+            if flushed < 0 { throw lost(sql) }
+            if flushed == 0 { break }
+            guard wait(for: Int16(POLLIN | POLLOUT), until: end) else { throw timedOut(sql, deadline) }
+            if PQconsumeInput(pg) == 0 { throw lost(sql) }
+        }
+        var last: OpaquePointer?
+        defer { PQclear(last) }
+        while true {
+            while PQisBusy(pg) == 1 {
+                guard wait(for: Int16(POLLIN), until: end) else { throw timedOut(sql, deadline) }
+                if PQconsumeInput(pg) == 0 { throw lost(sql) }
+            }
+            guard let next = PQgetResult(pg) else { break }
+            PQclear(last)
+            last = next
+        }
+        guard let last, [PGRES_TUPLES_OK, PGRES_COMMAND_OK].contains(PQresultStatus(last)) else {
+            throw last.map { ResultReader.error($0, statement: sql, redact: redact) } ?? lost(sql)
+        }
+        return ResultReader.read(last)
+    }
+
+    private func wait(for events: Int16, until end: ContinuousClock.Instant) -> Bool {
+        var descriptor = pollfd(fd: PQsocket(pg), events: events, revents: 0)
+        let remaining = ConnectionConfiguration.milliseconds(ContinuousClock.now.duration(to: end))
+        guard remaining > 0 else { return false }
+        return poll(&descriptor, 1, Int32(clamping: remaining)) > 0
+    }
+
+    private func lost(_ sql: String) -> PostgresError {
+        let message = errorMessage
+        return PostgresError(.connectionLost, message.isEmpty ? "the change feed's connection failed" : message, statement: sql)
+    }
+
+    private func timedOut(_ sql: String, _ deadline: Duration) -> PostgresError {
+        PostgresError(.connectionLost, "the server did not answer within \(deadline) (a network partition?)", statement: sql)
+    }
+}

@@ -1,0 +1,72 @@
+internal import CPostgres
+import Foundation
+
+/// Lets another thread cancel the statement a connection is running (libpq's `PQcancel`),
+/// and only that one.
+///
+/// A statement registers its ticket when it starts; cancelling a ticket marks it, and sends the
+/// server a cancel request if that ticket's statement is running right then — from a thread of
+/// its own, since `PQcancel` blocks. A connection that was sent a cancel request is not reused:
+/// the request could otherwise reach the server late and cancel the next statement.
+final class StatementCanceller: @unchecked Sendable {
+    // @unchecked: `handle`, `running` and `wasSent` are only touched under `lock`.
+    /// One statement's claim to cancellation.
+    final class Ticket: @unchecked Sendable {  // `isCancelled` is only touched under the canceller's lock
+        fileprivate var isCancelled = false
+    }
+
+    /// Owns a `PGcancel`; freed once neither the connection nor a cancel in flight holds it.
+    private final class Handle: @unchecked Sendable {  // PQcancel is thread-safe on its own object
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+        deinit { PQfreeCancel(pointer) }
+    }
+
+    private let lock = Lock()
+    private var handle: Handle?
+    private var running: Ticket?
+    private var wasSent = false
+
+    /// Prepares for connection `pg` (on its thread, after connecting).
+    func attach(_ pg: OpaquePointer) {
+        let created = PQgetCancel(pg).map(Handle.init)
+        lock.withLock { handle = created }
+    }
+
+    /// The connection closed: nothing to cancel any more.
+    func detach() {
+        lock.withLock { handle = nil }
+    }
+
+    /// Marks `ticket`'s statement as running; throws `CancellationError` if it was cancelled.
+    func begin(_ ticket: Ticket) throws {
+        try lock.withLock {
+            if ticket.isCancelled { throw CancellationError() }
+            running = ticket
+        }
+    }
+
+    /// The statement ended. Returns whether it was cancelled, and whether a cancel request was
+    /// sent (the connection must then not be reused).
+    func end(_ ticket: Ticket) -> (cancelled: Bool, requestSent: Bool) {
+        lock.withLock {
+            if running === ticket { running = nil }
+            return (ticket.isCancelled, wasSent)
+        }
+    }
+
+    /// Cancels `ticket`: its statement will not start, or the server is asked to stop it.
+    func cancel(_ ticket: Ticket) {
+        let target = lock.withLock { () -> Handle? in
+            ticket.isCancelled = true
+            guard running === ticket, let handle else { return nil }
+            wasSent = true
+            return handle
+        }
+        guard let target else { return }
+        Thread.detachNewThread {
+            var message = [CChar](repeating: 0, count: 256)
+            _ = PQcancel(target.pointer, &message, Int32(message.count))
+        }
+    }
+}
