@@ -72,11 +72,12 @@ let package = Package(
             dependencies: ["Repository", "CPostgres"],
             swiftSettings: strictSwift
         ),
-        // A writer process of the multi-process convergence test (ConvergenceTests runs four).
+        // The tests' helper process: a writer of the multi-process convergence test, or a
+        // follower of one row from inside the partition test's network namespace.
         .executableTarget(
-            name: "sync-worker",
+            name: "test-worker",
             dependencies: ["Repository"],
-            path: "Tests/SyncWorker",
+            path: "Tests/TestWorker",
             swiftSettings: strictSwift
         ),
         .executableTarget(

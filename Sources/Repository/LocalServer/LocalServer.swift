@@ -28,8 +28,10 @@ public final class LocalServer: Sendable {
     public let directory: String
     /// The port: the TCP port when ``listensOnTCP``, otherwise only part of the socket's name.
     public let port: Int
-    /// Whether the server accepts TCP connections on 127.0.0.1:``port``.
+    /// Whether the server accepts TCP connections on ``tcpAddress``:``port``.
     public let listensOnTCP: Bool
+    /// The address it listens on for TCP (127.0.0.1 unless asked otherwise).
+    public let tcpAddress: String
     /// The superuser, which connects over the socket without a password.
     public let superuser = "postgres"
     /// The write end of the throwaway watchdog's pipe, held open while the server should live.
@@ -37,8 +39,10 @@ public final class LocalServer: Sendable {
 
     /// The cluster's data directory.
     public var dataDirectory: String { directory + "/data" }
-    /// The directory of the unix socket (`.s.PGSQL.<port>`).
-    public var socketDirectory: String { directory }
+    /// The directory of the unix socket (`.s.PGSQL.<port>`): ``directory``, unless its path
+    /// cannot hold a socket (a comma, which libpq reads as a list of hosts, or too long for a
+    /// unix socket's name) — then a short private directory under the temporary directory.
+    public let socketDirectory: String
     /// The server's log.
     public var logFile: String { directory + "/server.log" }
 
@@ -49,38 +53,52 @@ public final class LocalServer: Sendable {
         ])
     }
 
-    private init(mode: Mode, directory: String, port: Int, listensOnTCP: Bool) {
+    private init(mode: Mode, directory: String, port: Int, listensOnTCP: Bool, tcpAddress: String = "127.0.0.1", socketDirectory: String? = nil) {
         self.mode = mode
         self.directory = directory
         self.port = port
         self.listensOnTCP = listensOnTCP
+        self.tcpAddress = tcpAddress
+        self.socketDirectory = socketDirectory ?? Self.socketDirectory(for: directory, port: port)
+    }
+
+    /// Where a server in `directory` puts its socket (see ``socketDirectory``).
+    static func socketDirectory(for directory: String, port: Int) -> String {
+        guard directory.contains(",") || "\(directory)/.s.PGSQL.\(port)".utf8.count >= 100 else { return directory }
+        let digest = SHA256.hex(Array(directory.utf8)).prefix(12)
+        return FileManager.default.temporaryDirectory.path + "/live-postgres-socket-\(digest)"
     }
 
     /// Creates the cluster if needed and starts the server.
     /// - Parameters:
     ///   - mode: throwaway (tests) or persistent (a reused data directory).
     ///   - tcpPort: nil for the unix socket only; 0 for a free TCP port; or a port number.
+    ///   - tcpAddress: the address to listen on for TCP.
     /// - Throws: ``LocalServerError`` naming the install command when the server programs are
     ///   missing, or carrying `initdb`'s / the server log's words when they fail.
     ///   A relative persistent directory is taken from the current directory. A failed start
     ///   removes what it created (a throwaway directory, or a persistent one it made itself).
-    public static func start(_ mode: Mode = .throwaway, tcpPort: Int? = nil) async throws -> LocalServer {
+    public static func start(_ mode: Mode = .throwaway, tcpPort: Int? = nil, tcpAddress: String = "127.0.0.1") async throws -> LocalServer {
         let binaries = try await ServerBinaries.locate()
         let (directory, created) = try prepareDirectory(for: mode)
         do {
-            return try await start(mode, in: directory, tcpPort: tcpPort, binaries: binaries)
+            return try await start(mode, in: directory, tcpPort: tcpPort, tcpAddress: tcpAddress, binaries: binaries)
         } catch {
             if created { try? FileManager.default.removeItem(atPath: directory) }
             throw error
         }
     }
 
-    private static func start(_ mode: Mode, in directory: String, tcpPort: Int?, binaries: ServerBinaries) async throws -> LocalServer {
+    private static func start(_ mode: Mode, in directory: String, tcpPort: Int?, tcpAddress: String, binaries: ServerBinaries) async throws -> LocalServer {
         let port = try tcpPort.map { $0 == 0 ? try FreePort.find() : $0 } ?? 5432
-        let server = LocalServer(mode: mode, directory: directory, port: port, listensOnTCP: tcpPort != nil)
-        let socketPath = "\(directory)/.s.PGSQL.\(port)"
+        let server = LocalServer(mode: mode, directory: directory, port: port, listensOnTCP: tcpPort != nil, tcpAddress: tcpAddress)
+        let socketPath = "\(server.socketDirectory)/.s.PGSQL.\(port)"
         guard socketPath.utf8.count < 100 else {
-            throw LocalServerError("the socket path \(socketPath) is too long for a unix socket; choose a shorter directory")
+            throw LocalServerError("the socket path \(socketPath) is too long for a unix socket; choose a shorter temporary directory")
+        }
+        if server.socketDirectory != directory {
+            try FileManager.default.createDirectory(atPath: server.socketDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try ShellCommand.handOver(server.socketDirectory)
         }
         var startLock: StartLock?
         defer { withExtendedLifetime(startLock) {} }  // held until the server runs
@@ -226,17 +244,22 @@ public final class LocalServer: Sendable {
         } catch let error as LocalServerError {
             throw LocalServerError("initdb could not create the cluster in \(dataDirectory): \(ShellCommand.cause(in: error.output ?? error.message))")
         }
-        let conf = dataDirectory + "/postgresql.conf"
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: conf))
+        try append("\ninclude_if_exists = 'local_server.conf'\n", to: dataDirectory + "/postgresql.conf")
+        // Clients on networks this machine is on (a TCP address other than 127.0.0.1), with a password.
+        try append("\nhost all all samenet scram-sha-256\n", to: dataDirectory + "/pg_hba.conf")
+    }
+
+    private func append(_ text: String, to path: String) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         handle.seekToEndOfFile()
-        handle.write(Data("\ninclude_if_exists = 'local_server.conf'\n".utf8))
+        handle.write(Data(text.utf8))
         try handle.close()
     }
 
     /// Settings rewritten at every start: where to listen, and speed over durability for tests.
     private func writeSettings() throws {
         var settings = """
-            listen_addresses = '\(listensOnTCP ? "127.0.0.1" : "")'
+            listen_addresses = '\(listensOnTCP ? Self.configurationList(tcpAddress) : "")'
             port = \(port)
             unix_socket_directories = '\(Self.configurationList(socketDirectory))'
             max_connections = 300
@@ -257,7 +280,9 @@ public final class LocalServer: Sendable {
         // postmaster.pid: pid, data directory, start time, port, socket directory, listen address…
         let lines = contents.split(separator: "\n", omittingEmptySubsequences: false)
         guard lines.count > 5, let port = Int(lines[3]) else { return nil }
-        return LocalServer(mode: mode, directory: directory, port: port, listensOnTCP: !lines[5].isEmpty)
+        let socket = lines[4].isEmpty ? nil : String(lines[4])
+        return LocalServer(mode: mode, directory: directory, port: port, listensOnTCP: !lines[5].isEmpty,
+                           tcpAddress: lines[5].isEmpty ? "127.0.0.1" : String(lines[5]), socketDirectory: socket)
     }
 
     /// Stops the server and deletes its directory once this process is gone, however it ends:

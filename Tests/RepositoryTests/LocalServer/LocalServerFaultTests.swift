@@ -56,3 +56,99 @@ struct LocalServerFaultTests {
         #expect(try await eventually(timeout: .seconds(30)) { !FileManager.default.fileExists(atPath: directory) })
     }
 }
+
+/// LocalServer under the ways a machine surprises it.
+@Suite("Local server start-up faults")
+struct LocalServerStartupTests {
+    static func scratch(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.path + "/\(name)-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    @Test("a stale postmaster.pid naming an unrelated live process: not taken for a running server, and the server starts")
+    func stalePidFile() async throws {
+        let directory = Self.scratch("stale-pid")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try await LocalServer.start(.persistent(directory: directory))
+        try await first.stop()
+        // The pid of a process that is alive but is no postmaster: this test's own.
+        try "\(getpid())\n\(first.dataDirectory)\n0\n5432\n\(directory)\n\n".write(toFile: first.dataDirectory + "/postmaster.pid", atomically: true, encoding: .utf8)
+        #expect(first.processID == nil)
+        #expect(try await LocalServer.running(in: directory) == nil)
+        let server = try await LocalServer.start(.persistent(directory: directory))
+        let pid = try #require(server.processID)
+        #expect(pid != getpid())
+        #expect(try await Database(server.configuration, maximumConnections: 1).query("SELECT 1").count == 1)
+        try await server.stop()
+    }
+
+    @Test("a data directory whose path holds a quote, a comma and spaces works")
+    func awkwardPath() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/it's, a dir \(UInt16.random(in: 0...UInt16.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await LocalServer.start(.persistent(directory: directory))
+        let database = Database(server.configuration, maximumConnections: 1)
+        #expect(try await database.query("SELECT current_setting('data_directory')")[0].decode(String.self, at: 0).contains("it's, a dir"))
+        database.close()
+        try await server.stop()
+    }
+
+    @Test("initdb's failure is reported by the line that states the cause", .enabled(if: geteuid() == 0))
+    func initdbCause() async throws {
+        // A parent only root may enter: the server account cannot reach the data directory.
+        let parent = Self.scratch("locked-parent")
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let error = await #expect(throws: LocalServerError.self) { try await LocalServer.start(.persistent(directory: parent + "/db")) }
+        let message = error?.message ?? ""
+        #expect(message.contains("Permission denied") || message.contains("could not"), "\(message)")
+        #expect(!message.contains("The files belonging to this database system"), "\(message)")
+        #expect(!message.contains("\n"), "one line: \(message)")
+        #expect(!FileManager.default.fileExists(atPath: parent + "/db"), "a failed start removes the directory it made")
+    }
+
+    @Test("a throwaway server whose port is taken fails, naming the cause, and leaves no directory behind")
+    func portInUse() async throws {
+        let port = try FreePort.find()
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: in_port_t(UInt16(port).bigEndian),
+                                  sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var yes: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        try #require(bound == 0 && listen(listener, 1) == 0)
+        let error = await #expect(throws: LocalServerError.self) { try await LocalServer.start(.throwaway, tcpPort: port) }
+        let message = error?.message ?? ""
+        #expect(message.contains("log:"), "\(message)")
+        let directory = try #require(message.firstRange(of: /in (\/[^ ]*live-postgres-[^ ]*) did not start/).map { String(message[$0].dropFirst(3).dropLast(14)) })
+        #expect(!FileManager.default.fileExists(atPath: directory), "\(directory) was left behind")
+    }
+
+    @Test("a relative directory is taken from the current directory; demo and migrate agree on DEMO_DATA_DIRECTORY")
+    func directoryNames() {
+        let cwd = FileManager.default.currentDirectoryPath
+        #expect(LocalServer.directory(named: "demo", overriddenBy: "X", environment: ["X": "data/db"]) == cwd + "/data/db")
+        #expect(LocalServer.directory(named: "demo", overriddenBy: "X", environment: ["X": "/srv/../srv/db"]) == "/srv/db")
+        #expect(LocalServer.directory(named: "demo", overriddenBy: "X", environment: [:]) == LocalServer.defaultDirectory(named: "demo", environment: [:]))
+    }
+
+    @Test("migrate without a URL uses DEMO_DATA_DIRECTORY's server, like the demo")
+    func migrateHonoursDemoDirectory() async throws {
+        let directory = Self.scratch("migrate-demo")
+        let environment = ProcessInfo.processInfo.environment.filter { $0.key != "DATABASE_URL" }.merging(["DEMO_DATA_DIRECTORY": directory]) { $1 }
+        let bin = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        defer {
+            let stop = try? ChildProcess(bin.appendingPathComponent("demo").path, ["db", "reset"], environment: environment)
+            _ = stop?.wait()
+            try? FileManager.default.removeItem(atPath: directory)
+            try? FileManager.default.removeItem(atPath: directory + ".lock")
+        }
+        let migrations = try MigrationDirectory()
+        defer { migrations.remove() }
+        let run = try ChildProcess(bin.appendingPathComponent("migrate").path, ["status", "--dir", migrations.path], environment: environment)
+        let errors = String(decoding: run.readErrors(), as: UTF8.self)
+        #expect(run.wait() == 0, "\(errors)")
+        #expect(errors.contains(directory), "\(errors)")
+        #expect(try await LocalServer.running(in: directory) != nil)
+    }
+}

@@ -29,7 +29,7 @@ struct ConvergenceTests {
     }
 
     static var worker: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("sync-worker").path
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("test-worker").path
     }
 
     /// The test schema: rows with a shared column and one column per worker, under change
@@ -68,7 +68,7 @@ struct ConvergenceTests {
         let seed = UInt64.random(in: 0...UInt64(UInt32.max))
         let environment = ProcessInfo.processInfo.environment.merging(["DATABASE_URL": url]) { $1 }
         let children = try (0..<Self.workers).map { index in
-            try ChildProcess(Self.worker, [String(index), String(Self.seconds), String(seed &+ UInt64(index) &* 104_729),
+            try ChildProcess(Self.worker, ["sync", String(index), String(Self.seconds), String(seed &+ UInt64(index) &* 104_729),
                                            index % 2 == 0 ? "databaseWins" : "localWins"], environment: environment)
         }
         let lines = children.map { child in

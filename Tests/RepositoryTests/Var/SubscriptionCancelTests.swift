@@ -27,10 +27,19 @@ struct SubscriptionCancelTests {
         let value = Var(0)
         let seen = Recorder<Int>()
         let subscription = value.observeOnMainActor { seen.append($0.new) }
-        await Task.detached {
-            for index in 1...10 { value.value = index }  // queued on the main queue, which is ours to free
+        let (busy, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        DispatchQueue.main.async { busy.signal(); release.wait() }  // the main queue is busy…
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            busy.wait()
+            for index in 1...10 { value.value = index }  // …so these handler calls wait in it
             subscription.cancel()
-        }.value
+            release.signal()
+            done.signal()
+        }
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { done.wait(); continuation.resume() }
+        }
         await MainActor.run {}
         await withCheckedContinuation { continuation in DispatchQueue.main.async { continuation.resume() } }
         #expect(seen.all.isEmpty)

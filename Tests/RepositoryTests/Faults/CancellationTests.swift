@@ -1,0 +1,93 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// Cancelling a task reaches the server: the statement stops there, promptly.
+@Suite("Cancellation")
+struct CancellationTests {
+    let database: Database
+
+    init() async throws {
+        database = try await TestServer.makeDatabase(maximumConnections: 2)
+        try await database.query("CREATE TABLE marks (note text)")
+    }
+
+    /// Whether a statement containing `text` is running in this test's database.
+    func running(_ text: String) async throws -> Bool {
+        try await !TestServer.admin.value.query(
+            "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query LIKE $2",
+            [try await database.name(), "%\(text)%"]).isEmpty
+    }
+
+    @Test("a cancelled pg_sleep(30) throws CancellationError within a second and is gone from the server")
+    func cancelSleep() async throws {
+        let task = Task { try await database.query("SELECT pg_sleep(30) /* cancel-me */") }
+        #expect(try await eventually { try await running("cancel-me") })
+        let start = ContinuousClock.now
+        task.cancel()
+        let outcome = await task.result
+        let elapsed = ContinuousClock.now - start
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        #expect(elapsed < .seconds(1), "cancelling took \(elapsed)")
+        #expect(try await eventually { try await !running("cancel-me") })
+        print("cancel latency: \(elapsed)")
+        // The pool goes on working.
+        #expect(try await database.query("SELECT 1")[0].decode(Int.self, at: 0) == 1)
+    }
+
+    @Test("cancelling inside transaction {} rolls back: nothing is committed")
+    func cancelTransaction() async throws {
+        let task = Task {
+            try await database.transaction { connection in
+                try await connection.query("INSERT INTO marks VALUES ('inside')")
+                try await connection.query("SELECT pg_sleep(30) /* in-transaction */")
+            }
+        }
+        #expect(try await eventually { try await running("in-transaction") })
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(try await database.query("SELECT count(*) FROM marks")[0].decode(Int.self, at: 0) == 0)
+        #expect(try await eventually { try await !running("in-transaction") })
+    }
+
+    @Test("a task cancelled before its statement starts never runs it")
+    func cancelledBeforeStart() async throws {
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await database.query("INSERT INTO marks VALUES ('never')")
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(try await database.query("SELECT count(*) FROM marks")[0].decode(Int.self, at: 0) == 0)
+    }
+
+    @Test("read(id:) blocked on a row lock, and save(), stop waiting when cancelled")
+    func cancelReadAndSave() async throws {
+        let contacts = try await makeContactsDatabase()
+        let repository = LiveRepository(contacts)
+        let handle = try await repository.read(Contact.self, id: 1)
+        let locker = Database(contacts.configuration, maximumConnections: 1)
+        try await locker.transaction { connection in
+            try await connection.query("LOCK TABLE contacts IN ACCESS EXCLUSIVE MODE")
+            let other = LiveRepository(contacts)
+            let read = Task { try await other.read(Contact.self, id: 2) }
+            handle[\.name].value = "waiting for the lock"
+            let save = Task { try await handle.save() }
+            let name = try await contacts.name()
+            #expect(try await eventually {
+                try await TestServer.admin.value.query(
+                    "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [name]).count == 2
+            })
+            let start = ContinuousClock.now
+            read.cancel()
+            save.cancel()
+            await #expect(throws: CancellationError.self) { try await read.value }
+            await #expect(throws: CancellationError.self) { try await save.value }
+            #expect(ContinuousClock.now - start < .seconds(1))
+            other.close()
+        }
+        try await handle.save()  // the write itself went on, once the lock was gone
+        #expect(try await contacts.query("SELECT name FROM contacts WHERE id = 1")[0].decode(String.self, at: 0) == "waiting for the lock")
+        locker.close()
+        repository.close()
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// The pool and live handles across server restarts, terminated backends and a full server.
+@Suite("Pool faults")
+struct PoolFaultTests {
+    @Test("a server restart with a warm pool of 4: a live handle converges to a later change, and a later write succeeds")
+    func restartWithWarmPool() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/pool-restart-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await LocalServer.start(.persistent(directory: directory))
+        let database = Database(server.configuration, maximumConnections: 4)
+        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
+        try await database.query("CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, email text, version bigint NOT NULL DEFAULT 1)")
+        try await database.query("SELECT live.enable_change_notifications('contacts')")
+        try await database.query("INSERT INTO contacts (id, name) VALUES (1, 'Ada')")
+        let repository = LiveRepository(database)
+        let ada = try await repository.read(Contact.self, id: 1)
+        // Four idle connections in the pool.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { try await database.query("SELECT pg_sleep(0.05)") } }
+            try await group.waitForAll()
+        }
+
+        try await server.stop()
+        let restarted = try await LocalServer.start(.persistent(directory: directory))
+        let started = ContinuousClock.now
+        let other = Database(restarted.configuration, maximumConnections: 1)
+        try await other.query("UPDATE contacts SET name = 'Grace' WHERE id = 1")
+        #expect(try await eventually(timeout: .seconds(30)) { ada.value.name == "Grace" })
+        print("restart with a warm pool: converged \(ContinuousClock.now - started) after the server was back")
+        ada[\.email].value = "grace@example.com"
+        try await ada.save()
+        #expect(try await other.query("SELECT email FROM contacts WHERE id = 1")[0].decode(String.self, at: 0) == "grace@example.com")
+        repository.close()
+        other.close()
+        database.close()
+        try await restarted.stop()
+    }
+
+    @Test("every pooled connection terminated at once: the next statement succeeds")
+    func terminateAll() async throws {
+        let database = try await TestServer.makeDatabase(maximumConnections: 4)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { try await database.query("SELECT pg_sleep(0.05)") } }
+            try await group.waitForAll()
+        }
+        let terminated = try await TestServer.admin.value.query(
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+            [try await database.name()])
+        #expect(terminated.count == 4)
+        #expect(try await database.query("SELECT 42")[0].decode(Int.self, at: 0) == 42)
+        #expect(try await database.transaction { try await $0.query("SELECT 43")[0].decode(Int.self, at: 0) } == 43)
+    }
+
+    @Test("a server with no connection to spare: a read fails fast with the server's reason, not after a stall")
+    func fullServer() async throws {
+        let database = try await makeContactsDatabase()
+        let role = "limited_\(UInt32.random(in: 0...UInt32.max))"
+        // Not a superuser: superusers are exempt from connection limits.
+        try await TestServer.admin.value.query("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 1")
+        try await database.query("GRANT SELECT, UPDATE ON contacts TO \(role)")
+        func connections() async throws -> Int {
+            try await TestServer.admin.value.query("SELECT count(*) FROM pg_stat_activity WHERE usename = $1", [role])[0].decode(Int.self, at: 0)
+        }
+        // (1) The change feed holds the only connection there is.
+        let limited = Database(database.configuration.user(role), maximumConnections: 4)
+        let repository = LiveRepository(limited)
+        #expect(try await eventually { try await connections() == 1 })
+        var started = ContinuousClock.now
+        let first = await Result { try await repository.read(Contact.self, id: 1) }
+        let feedHoldsIt = ContinuousClock.now - started
+        // (2) Another session holds it: the feed cannot connect either.
+        repository.close()
+        limited.close()
+        #expect(try await eventually { try await connections() == 0 })
+        let squatter = Database(database.configuration.user(role), maximumConnections: 1)
+        try await squatter.query("SELECT 1")
+        let blocked = Database(database.configuration.user(role), maximumConnections: 4)
+        let starved = LiveRepository(blocked)
+        started = ContinuousClock.now
+        let second = await Result { try await starved.read(Contact.self, id: 1) }
+        let nothingFree = ContinuousClock.now - started
+        print("a full server: a read failed with the server's reason after \(feedHoldsIt) (the feed holding the last connection) and \(nothingFree) (none at all)")
+        for outcome in [first, second] {
+            guard case .failure(let error) = outcome else {
+                Issue.record("the read succeeded without a connection to spare")
+                continue
+            }
+            #expect("\(error)".contains("too many connections"), "\(error)")
+        }
+        #expect(feedHoldsIt < .seconds(2) && nothingFree < .seconds(2))
+        starved.close()
+        blocked.close()
+        squatter.close()
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+
+    var isSuccess: Bool { if case .success = self { true } else { false } }
+}

@@ -1,0 +1,173 @@
+// `test-worker sync <index> <seconds> <seed> <databaseWins|localWins>` (DATABASE_URL: the test database):
+// one writer process of the multi-process convergence test (Tests/RepositoryTests/Sync/ConvergenceTests).
+//
+// Holds live handles on every row of `sync_rows` — through `read(id:)` and through a live query —
+// and, once the test sets phase 'go', writes for <seconds>: its own column `w<index>` and the
+// shared column, at random rows, from three tasks at once, awaiting every save(). Then it waits
+// for phase 'check', waits until every handle equals the table, and prints one JSON line with
+// what it did and saw.
+import Foundation
+import IdentifiedCollections
+import Repository
+
+struct SyncRow: Record, Equatable {
+    static let tableName = "sync_rows"
+    var id: Int64
+    var shared: Int64
+    var w0: Int64
+    var w1: Int64
+    var w2: Int64
+    var w3: Int64
+}
+
+struct Report: Codable {
+    var worker: Int
+    var policy: String
+    var sets = 0
+    var ownSets = 0
+    var sharedConfirmed: [[Int64]] = []  // [row, value] of shared writes whose save() returned
+    var lastOwn: [String: Int64] = [:]    // row -> last value set in this worker's column
+    var conflictsThrown = 0
+    var conflictsReported = 0
+    var sharedReportedLost: [[Int64]] = []  // [row, value] of shared edits a reported conflict says lost
+    var otherErrors: [String] = []
+    var convergeMilliseconds = 0
+    var converged = false
+    var mismatch: String?
+}
+
+/// A little deterministic generator, so a seed replays the same choices.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+final class Log: @unchecked Sendable {  // every access is under `lock`
+    private let lock = NSLock()
+    private var report: Report
+    private var counter: Int64
+    init(_ report: Report, index: Int) {
+        self.report = report
+        counter = Int64(index + 1) * 1_000_000_000
+    }
+    func with<T>(_ body: (inout Report) -> T) -> T { lock.lock(); defer { lock.unlock() }; return body(&report) }
+    /// A value no other write of any worker uses, set by `set` under the lock, so that the
+    /// order of the values matches the order of the edits.
+    func unique(_ set: (Int64, inout Report) -> Void) -> Int64 {
+        lock.lock(); defer { lock.unlock() }
+        counter += 1
+        set(counter, &report)
+        return counter
+    }
+}
+
+/// Writes as one of the convergence test's processes (see the file's opening comment).
+func sync(_ arguments: [String]) async throws {
+    guard arguments.count == 4, let index = Int(arguments[0]), let seconds = Double(arguments[1]), let seed = UInt64(arguments[2]) else {
+        throw Usage("sync <index> <seconds> <seed> <databaseWins|localWins>")
+    }
+    let policy: ConflictPolicy = arguments[3] == "localWins" ? .localWins : .databaseWins
+    let own: any WritableKeyPath<SyncRow, Int64> & Sendable = [\SyncRow.w0, \.w1, \.w2, \.w3][index]
+
+    var configuration = try ConnectionConfiguration.environment()
+    configuration.applicationName = "sync-worker-\(index)"  // the audit trigger records it
+    let database = Database(configuration, maximumConnections: 4)
+    let repository = LiveRepository(database, conflictPolicy: policy)
+    let log = Log(Report(worker: index, policy: arguments[3]), index: index)
+
+    let errorWatcher = Task {
+        for await error in repository.errors {
+            log.with { report in
+                guard case .conflict(_, _, let columns, let ours, _, let policy) = error else {
+                    return report.otherErrors.append("\(error)")
+                }
+                report.conflictsReported += 1
+                if policy == .databaseWins, columns.contains("shared"), let ours = ours as? SyncRow {
+                    report.sharedReportedLost.append([ours.id, ours.shared])
+                }
+            }
+        }
+    }
+
+    func phase() async throws -> String {
+        try await database.query("SELECT phase FROM sync_control")[0].decode(String.self, at: 0)
+    }
+
+    func wait(for wanted: String) async throws {
+        while try await phase() != wanted { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    let ids = try await database.query("SELECT id FROM sync_rows ORDER BY id").map { try $0.decode(Int64.self, at: 0) }
+    var handles: [Int64: Var<SyncRow>] = [:]
+    for id in ids { handles[id] = try await repository.read(SyncRow.self, id: id) }
+    let everyone = try await repository.readAll(SyncRow.self, orderBy: [.ascending(\.shared)])
+    let rows = handles
+    say("ready")
+
+    try await wait(for: "go")
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    await withTaskGroup(of: Void.self) { group in
+        for task in 0..<3 {
+            group.addTask {
+                var random = SplitMix(state: seed &+ UInt64(task) &* 7919)
+                while ContinuousClock.now < deadline {
+                    let id = ids.randomElement(using: &random)!
+                    let viaQuery = Bool.random(using: &random)
+                    let column: any WritableKeyPath<SyncRow, Int64> & Sendable = Int.random(in: 0..<5, using: &random) < 3 ? own : \.shared
+                    let value = log.unique { value, report in
+                        if viaQuery {
+                            everyone[id: id][column].value = value
+                        } else {
+                            rows[id]![column].value = value
+                        }
+                        report.sets += 1
+                        if column == own {
+                            report.ownSets += 1
+                            report.lastOwn[String(id)] = value
+                        }
+                    }
+                    do {
+                        try await (viaQuery ? everyone.save() : rows[id]!.save())
+                        if column != own { log.with { $0.sharedConfirmed.append([id, value]) } }
+                    } catch LiveRecordError.conflict {
+                        log.with { $0.conflictsThrown += 1 }
+                    } catch {
+                        log.with { $0.otherErrors.append("save: \(error)") }
+                    }
+                }
+            }
+        }
+    }
+    say("written")
+
+    // Every writer has stopped: each handle, and the live query, must come to equal the table.
+    try await wait(for: "check")
+    let started = ContinuousClock.now
+    let convergenceDeadline = started + .seconds(30)
+    while true {
+        let table = try await database.query("SELECT * FROM sync_rows ORDER BY id").decode(SyncRow.self)
+        let held = ids.map { handles[$0]!.value }
+        let listed = everyone.value.elements.sorted { $0.id < $1.id }
+        if held == table, listed == table {
+            log.with { $0.converged = true }
+            break
+        }
+        if ContinuousClock.now > convergenceDeadline {
+            let differing = zip(held, table).filter { $0 != $1 }.prefix(3).map { "handle \($0) vs table \($1)" }
+            log.with { $0.mismatch = differing.joined(separator: "; ") + (listed == table ? "" : "; the live query differs") }
+            break
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    let elapsed = ContinuousClock.now - started
+    log.with { $0.convergeMilliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) }
+    errorWatcher.cancel()
+    let json = try JSONEncoder().encode(log.with { $0 })
+    say(String(decoding: json, as: UTF8.self))
+}
