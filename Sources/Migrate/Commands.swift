@@ -5,94 +5,133 @@ import Repository
 struct Up: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply pending migrations, in version order.")
 
-    @OptionGroup var options: DatabaseOptions
-    @Option(name: .long, help: "Apply up to and including this version.") var to: Int64?
+    @OptionGroup var database: DatabaseOption
+    @OptionGroup var migrations: MigrationsOptions
+    @OptionGroup var lock: LockOption
+    @Option(name: .long, help: ArgumentHelp("Apply up to and including this version.", valueName: "version")) var to: Int64?
+    @Flag(name: .long, help: "Allow pending migrations older than the newest applied one.") var allowOutOfOrder = false
     @Flag(name: .long, help: "Print what would run; change nothing.") var dryRun = false
 
     func run() async throws {
-        try await reportingErrors {
-            let database = try await options.database()
-            let applied = try await options.migrator().migrate(database, to: to, dryRun: dryRun)
-            print(applied.isEmpty ? "Nothing to apply." : "\(dryRun ? "Would apply" : "Applied") \(applied.count) migration(s).")
-        }
+        var migrator = try migrations.migrator()
+        lock.apply(to: &migrator)
+        migrator.allowOutOfOrder = allowOutOfOrder
+        let applied = try await migrator.migrate(database.database(), to: to, dryRun: dryRun)
+        print(applied.isEmpty ? "Nothing to apply." : "\(dryRun ? "Would apply" : "Applied") \(applied.count) migration(s).")
     }
 }
 
 struct Down: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Roll back the most recently applied migrations (refuses when a down section is missing).")
+    static let configuration = CommandConfiguration(
+        abstract: "Roll back applied migrations, newest first (refuses when a down section is missing).")
 
-    @OptionGroup var options: DatabaseOptions
-    @Option(name: .long, help: "How many migrations to roll back.") var steps = 1
+    @OptionGroup var database: DatabaseOption
+    @OptionGroup var migrations: MigrationsOptions
+    @OptionGroup var lock: LockOption
+    @Option(name: .long, help: ArgumentHelp("How many migrations to roll back (default 1).", valueName: "count")) var steps: Int?
+    @Option(name: .long, help: ArgumentHelp("Roll back every migration above this version.", valueName: "version")) var to: Int64?
     @Flag(name: .long, help: "Print what would run; change nothing.") var dryRun = false
 
+    func validate() throws {
+        if steps != nil, to != nil { throw ValidationError("give --steps or --to, not both") }
+    }
+
     func run() async throws {
-        try await reportingErrors {
-            let database = try await options.database()
-            let undone = try await options.migrator().rollback(database, steps: steps, dryRun: dryRun)
-            print(undone.isEmpty ? "Nothing to roll back." : "\(dryRun ? "Would roll back" : "Rolled back") \(undone.count) migration(s).")
+        var migrator = try migrations.migrator()
+        lock.apply(to: &migrator)
+        let target = try await database.database()
+        let undone = if let to {
+            try await migrator.rollback(target, to: to, dryRun: dryRun)
+        } else {
+            try await migrator.rollback(target, steps: steps ?? 1, dryRun: dryRun)
         }
+        print(undone.isEmpty ? "Nothing to roll back." : "\(dryRun ? "Would roll back" : "Rolled back") \(undone.count) migration(s).")
     }
 }
 
 struct Status: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show each migration's state: applied, pending, changed or missing.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show each migration's state — applied, pending, changed or missing — and the files skipped.")
 
-    @OptionGroup var options: DatabaseOptions
-    @Flag(name: .long, help: "Print JSON.") var json = false
+    @OptionGroup var database: DatabaseOption
+    @OptionGroup var migrations: MigrationsOptions
+    @Flag(name: .long, help: "Print JSON (skipped files go to standard error).") var json = false
     @Flag(name: .long, help: "Exit with status 3 when any migration is pending.") var failIfPending = false
 
     func run() async throws {
-        var pending = false
-        try await reportingErrors {
-            let statuses = try await options.migrator(progress: false).status(options.database())
-            pending = statuses.contains { $0.state == .pending }
-            if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                encoder.dateEncodingStrategy = .iso8601
-                print(String(decoding: try encoder.encode(statuses), as: UTF8.self))
-            } else {
-                print(StatusTable(statuses).text)
-            }
+        let migrator = try migrations.migrator(progress: false)
+        let statuses = try await migrator.status(database.database())
+        let skipped = migrator.skipped.map { "skipped \($0.file): \($0.reason)" }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.dateEncodingStrategy = .iso8601
+            print(String(decoding: try encoder.encode(statuses), as: UTF8.self))
+            for line in skipped { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+        } else {
+            print(StatusTable(statuses).text)
+            for line in skipped { print(line) }
         }
-        if failIfPending && pending { throw ExitCode(3) }
+        if failIfPending && statuses.contains(where: { $0.state == .pending }) { throw ExitCode(3) }
     }
 }
 
 struct Validate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Fail on checksum drift, missing files, or out-of-order pending migrations.")
 
-    @OptionGroup var options: DatabaseOptions
+    @OptionGroup var database: DatabaseOption
+    @OptionGroup var migrations: MigrationsOptions
+    @Flag(name: .long, help: "Allow pending migrations older than the newest applied one.") var allowOutOfOrder = false
 
     func run() async throws {
-        try await reportingErrors {
-            try await options.migrator(progress: false).validate(options.database())
-            print("Migrations are valid.")
-        }
+        var migrator = try migrations.migrator(progress: false)
+        migrator.allowOutOfOrder = allowOutOfOrder
+        try await migrator.validate(database.database())
+        print("Migrations are valid.")
     }
 }
 
 struct New: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Create the next migration file with empty up and down sections.")
 
-    @Option(name: .long, help: "The migrations directory.") var dir = "Migrations"
-    @Argument(help: "What the migration does, e.g. add_email.") var name: String
+    @Option(name: .long, help: ArgumentHelp("The migrations directory.", valueName: "directory")) var dir = "Migrations"
+    @Argument(help: ArgumentHelp("What the migration does, e.g. add_email.", valueName: "name")) var name: String
 
     func run() async throws {
-        try await reportingErrors { print(try Migrator.createFile(named: name, in: dir)) }
+        print(try Migrator.createFile(named: name, in: dir))
     }
 }
 
 struct Baseline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Mark an existing database as migrated up to a version, without running anything.")
 
-    @OptionGroup var options: DatabaseOptions
-    @Argument(help: "The last version the database already has.") var version: Int64
+    @OptionGroup var database: DatabaseOption
+    @OptionGroup var migrations: MigrationsOptions
+    @OptionGroup var lock: LockOption
+    @Argument(help: ArgumentHelp("The last version the database already has.", valueName: "version")) var version: Int64
 
     func run() async throws {
-        try await reportingErrors {
-            try await options.migrator().baseline(options.database(), through: version)
-        }
+        var migrator = try migrations.migrator()
+        lock.apply(to: &migrator)
+        try await migrator.baseline(database.database(), through: version)
+    }
+}
+
+struct Repair: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Accept a deliberately edited applied migration: record its file's new checksum.")
+
+    @OptionGroup var database: DatabaseOption
+    @OptionGroup var migrations: MigrationsOptions
+    @OptionGroup var lock: LockOption
+    @Option(name: .customLong("version"), help: ArgumentHelp("The applied migration whose file was edited.", valueName: "version"))
+    var target: Int64
+
+    func run() async throws {
+        var migrator = try migrations.migrator(progress: false)
+        lock.apply(to: &migrator)
+        let (old, new) = try await migrator.repair(database.database(), version: target)
+        print(old == new ? "Version \(target) already matches its file (\(new))." : "Version \(target): checksum \(old) -> \(new)")
     }
 }
 

@@ -8,66 +8,100 @@ struct MigrateCommand: AsyncParsableCommand {
         commandName: "migrate",
         abstract: "Versioned SQL migrations for PostgreSQL.",
         discussion: """
-            Migrations are files named NNNN_name.sql or YYYYMMDDHHMMSS_name.sql with a \
-            `-- migrate:up` section and an optional `-- migrate:down` section. Each migration and \
-            its history row commit together; an advisory lock keeps concurrent runs apart.
+            Migrations are files named NNNN_name.sql or YYYYMMDDHHMMSS_name.sql (.sql in any case) \
+            with a `-- migrate:up` section and an optional `-- migrate:down` section. Each migration \
+            and its history row commit together; an advisory lock keeps concurrent runs apart. \
+            Files that would break that — a NUL byte, COMMIT or ROLLBACK in a section that runs in a \
+            transaction — are refused before anything runs.
 
             The database is --database-url, else DATABASE_URL, else the demo's local database \
-            (started if it is not running).
+            (DEMO_DATA_DIRECTORY, started if it is not running).
             """,
-        subcommands: [Up.self, Down.self, Status.self, Validate.self, New.self, Baseline.self])
+        version: "0.4.0",
+        subcommands: [Up.self, Down.self, Status.self, Validate.self, New.self, Baseline.self, Repair.self,
+                      Create.self, Wait.self])
+
+    /// Runs the command; any failure is one line on standard error, `migrate: …`, and a
+    /// non-zero exit (3 for `status --fail-if-pending` with pending migrations).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))  // --help, --version
+            } else if code.rawValue != 3 {
+                FileHandle.standardError.write(Data("migrate: \(oneLine(error))\n".utf8))
+            }
+            Foundation.exit(code.rawValue)
+        }
+    }
+
+    private static func oneLine(_ error: any Error) -> String {
+        let message = switch error {
+        case let error as MigrationError: error.message
+        case let error as PostgresError: error.description
+        case let error as LocalServerError: error.message
+        case let error as MigrateFailure: error.message
+        default: self.message(for: error)
+        }
+        return message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "; ")
+    }
 }
 
-/// Options every command that talks to the database shares.
-struct DatabaseOptions: ParsableArguments {
-    @Option(name: .long, help: "The migrations directory.")
-    var dir = "Migrations"
+/// A request that cannot be carried out, in one sentence.
+struct MigrateFailure: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
 
-    @Option(name: .long, help: "A postgres:// URL or conninfo string (default: DATABASE_URL, else the demo's local database).")
+/// Where the database is: `--database-url`, else `DATABASE_URL`, else the demo's local server.
+struct DatabaseOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("A postgres:// URL or conninfo string (default: DATABASE_URL, else the demo's local database).", valueName: "url"))
     var databaseURL: String?
 
-    @Option(name: .long, help: "Seconds to wait for another run's lock.")
-    var lockTimeout = 60
-
-    @Flag(name: .long, help: "Allow pending migrations older than the newest applied one.")
-    var allowOutOfOrder = false
-
-    func migrator(progress: Bool = true) throws -> Migrator {
-        var migrator = try Migrator(directory: dir)
-        migrator.lockTimeout = .seconds(lockTimeout)
-        migrator.allowOutOfOrder = allowOutOfOrder
-        if progress { migrator.progress = { print($0) } }
-        return migrator
+    func configuration() async throws -> ConnectionConfiguration {
+        if let databaseURL {
+            return databaseURL.contains("://") ? try ConnectionConfiguration(url: databaseURL) : try ConnectionConfiguration(conninfo: databaseURL)
+        }
+        if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil { return try .environment() }
+        let directory = LocalServer.directory(named: "demo", overriddenBy: "DEMO_DATA_DIRECTORY")
+        FileHandle.standardError.write(Data("No --database-url or DATABASE_URL: using the demo's local database in \(directory)\n".utf8))
+        return try await LocalServer.start(.persistent(directory: directory)).configuration
     }
 
     func database() async throws -> Database {
-        if let databaseURL {
-            return Database(databaseURL.contains("://") ? try ConnectionConfiguration(url: databaseURL) : try ConnectionConfiguration(conninfo: databaseURL), maximumConnections: 2)
-        }
-        if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil {
-            return Database(try .environment(), maximumConnections: 2)
-        }
-        let directory = LocalServer.directory(named: "demo", overriddenBy: "DEMO_DATA_DIRECTORY")
-        FileHandle.standardError.write(Data("No --database-url or DATABASE_URL: using the demo's local database in \(directory)\n".utf8))
-        let server = try await LocalServer.start(.persistent(directory: directory))
-        return Database(server.configuration, maximumConnections: 2)
+        Database(try await configuration(), maximumConnections: 2)
     }
 }
 
-/// Runs a command body, turning library errors into one-line messages and a failing exit.
-func reportingErrors(_ body: () async throws -> Void) async throws {
-    do {
-        try await body()
-    } catch let error as MigrationError {
-        throw ValidationFailure(error.message)
-    } catch let error as PostgresError {
-        throw ValidationFailure(error.description)
-    } catch let error as LocalServerError {
-        throw ValidationFailure(error.message)
+/// The migrations and their history: `--dir` and `--history-table`.
+struct MigrationsOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The migrations directory.", valueName: "directory"))
+    var dir = "Migrations"
+
+    @Option(name: .long, help: ArgumentHelp("The table recording applied migrations, optionally schema-qualified.", valueName: "table"))
+    var historyTable = "schema_migrations"
+
+    func migrator(progress: Bool = true) throws -> Migrator {
+        var migrator = try Migrator(directory: dir)
+        migrator.historyTable = historyTable
+        if progress { migrator.progress = { print($0) } }
+        return migrator
     }
 }
 
-struct ValidationFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+/// `--lock-timeout`, for the commands that take the migration lock.
+struct LockOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for another run's lock.", valueName: "seconds"))
+    var lockTimeout = 60
+
+    func apply(to migrator: inout Migrator) {
+        migrator.lockTimeout = .seconds(lockTimeout)
+    }
 }

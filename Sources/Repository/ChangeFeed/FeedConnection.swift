@@ -57,6 +57,7 @@ final class FeedConnection {
     /// - Throws: ``PostgresError`` — the server's error, or `connectionLost` when the
     ///   connection failed or the deadline passed (the connection is then unusable).
     private func run(_ sql: String, deadline: Duration, _ send: (OpaquePointer) -> Int32) throws -> QueryResult {
+        try SQLText.refuseNUL(sql)
         let end = ContinuousClock.now + deadline
         PQsetnonblocking(pg, 1)
         guard send(pg) == 1 else { throw lost(sql) }

@@ -70,9 +70,14 @@ public struct Migration: Sendable, Hashable {
         self.downLine = sections.down?.line ?? 1
     }
 
-    /// `0007_add_email.sql` → (7, "add_email").
+    /// Whether `fileName` ends in `.sql`, in any case.
+    static func isSQLFile(_ fileName: String) -> Bool {
+        fileName.lowercased().hasSuffix(".sql")
+    }
+
+    /// `0007_add_email.sql` (or `.SQL`) → (7, "add_email").
     static func versionAndName(_ fileName: String) -> (Int64, String)? {
-        guard fileName.hasSuffix(".sql") else { return nil }
+        guard isSQLFile(fileName) else { return nil }
         let stem = fileName.dropLast(4)
         let digits = stem.prefix { $0.isASCII && $0.isNumber }
         let rest = stem.dropFirst(digits.count)
@@ -95,6 +100,10 @@ struct MigrationSections {
     var down: Section?
 
     init(_ contents: String, file: String) throws {
+        if contents.utf8.contains(0) {
+            let line = contents.prefix { $0 != "\0" }.filter(\.isNewline).count + 1
+            throw MigrationError(.invalidFile, "\(file):\(line): a NUL byte; PostgreSQL would stop reading there and apply only what comes before it")
+        }
         var sections: [String: Section] = [:]
         var current: String?
         // `isNewline`, not "\n": Swift reads "\r\n" as one Character, which "\n" never matches.
@@ -124,5 +133,19 @@ private extension MigrationSections.Section {
         var copy = self
         while let last = copy.sql.last, last.isWhitespace { copy.sql.removeLast() }
         return copy
+    }
+}
+
+extension Migration {
+    /// Refuses transaction-control statements (`COMMIT`, `ROLLBACK`, `SAVEPOINT`…) at statement
+    /// level in a section that runs in a transaction: they would commit part of the migration
+    /// without its history row, or undo part of it while it is recorded as applied.
+    func checkTransactionControl() throws {
+        for (sql, line, inTransaction, marker) in [(up, upLine, upRunsInTransaction, "up"), (down ?? "", downLine, downRunsInTransaction, "down")] where inTransaction {
+            for statement in SQLStatements.split(sql) {
+                guard let command = statement.transactionControl else { continue }
+                throw MigrationError(.invalidFile, "\(source):\(line + statement.line): \(command) in a section that runs in a transaction would commit or undo part of the migration behind the history's back; remove it, or mark the section `-- migrate:\(marker) transaction:false`")
+            }
+        }
     }
 }

@@ -50,6 +50,10 @@ struct MigrationHistory {
             [migration.version, migration.name, migration.checksum, milliseconds, appliedBy])
     }
 
+    func updateChecksum(of version: Int64, to checksum: String) async throws {
+        try await connection.query("UPDATE \(quotedTable) SET checksum = $2 WHERE version = $1", [version, checksum])
+    }
+
     func delete(_ version: Int64, on connection: Connection) async throws {
         try await connection.query("DELETE FROM \(quotedTable) WHERE version = $1", [version])
     }

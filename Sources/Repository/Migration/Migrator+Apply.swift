@@ -45,10 +45,22 @@ extension Migrator {
     /// when one of them has no down section or no file.
     @discardableResult
     public func rollback(_ database: Database, steps: Int = 1, dryRun: Bool = false) async throws -> [Migration] {
+        try await rollback(database, dryRun: dryRun) { $0.suffix(max(0, steps)) }
+    }
+
+    /// Undoes every applied migration with a version above `target`, highest first, like
+    /// ``rollback(_:steps:dryRun:)``.
+    @discardableResult
+    public func rollback(_ database: Database, to target: Int64, dryRun: Bool = false) async throws -> [Migration] {
+        try await rollback(database, dryRun: dryRun) { $0.filter { $0.version > target }[...] }
+    }
+
+    private func rollback(_ database: Database, dryRun: Bool,
+                          choosing choose: @escaping ([MigrationHistory.Record]) -> ArraySlice<MigrationHistory.Record>) async throws -> [Migration] {
         try await locked(database) { history in
             let records = try await history.records()
             let byVersion = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
-            let targets = try records.suffix(max(0, steps)).reversed().map { record in
+            let targets = try choose(records).reversed().map { record in
                 guard let migration = byVersion[record.version] else {
                     throw MigrationError(.drift, "applied migration version \(record.version) (\(record.name)) has no file, so it cannot be rolled back")
                 }
@@ -75,12 +87,15 @@ extension Migrator {
         }
     }
 
-    /// Runs a section as one script; an error with a position is pointed at the file's line.
+    /// Runs a section statement by statement (in the transaction its caller opened), so that
+    /// a failure is pointed at the failing statement's line in the file.
     private func run(_ sql: String, of migration: Migration, startingAt line: Int, on connection: Connection) async throws {
-        do {
-            try await connection.execute(script: sql)
-        } catch let error as PostgresError {
-            throw failure(error, migration, line: line + Self.lineOffset(of: error.position, in: sql))
+        for statement in SQLStatements.split(sql) {
+            do {
+                try await connection.execute(script: statement.sql)
+            } catch let error as PostgresError {
+                throw failure(error, migration, statement, sectionLine: line)
+            }
         }
     }
 
@@ -90,15 +105,21 @@ extension Migrator {
             do {
                 try await connection.execute(script: statement.sql)
             } catch let error as PostgresError {
-                let statementLine = line + statement.line + Self.lineOffset(of: error.position, in: statement.sql)
-                throw failure(error, migration, line: statementLine, note: " (earlier statements of this transaction:false section stay applied; no history row was written)")
+                throw failure(error, migration, statement, sectionLine: line,
+                              note: " (earlier statements of this transaction:false section stay applied; no history row was written)")
             }
         }
     }
 
-    private func failure(_ error: PostgresError, _ migration: Migration, line: Int, note: String = "") -> MigrationError {
+    /// `file:line: message (SQLSTATE …) in: <the statement's first line>`, the line being where
+    /// the server's error position falls, or else where the statement starts.
+    private func failure(_ error: PostgresError, _ migration: Migration, _ statement: SQLStatements.Statement,
+                         sectionLine: Int, note: String = "") -> MigrationError {
+        let line = sectionLine + statement.line + Self.lineOffset(of: error.position, in: statement.sql)
         let code = error.sqlState.map { " (SQLSTATE \($0))" } ?? ""
-        return MigrationError(.failed, "\(migration.source):\(line): \(error.message)\(code)\(note)", underlying: error)
+        let firstLine = statement.sql.split(whereSeparator: \.isNewline).first.map(String.init) ?? statement.sql
+        let shown = firstLine.count > 120 ? firstLine.prefix(117) + "..." : Substring(firstLine)
+        return MigrationError(.failed, "\(migration.source):\(line): \(error.message)\(code)\(note) in: \(shown)", underlying: error)
     }
 
     /// How many lines into `sql` the 1-based character `position` is.

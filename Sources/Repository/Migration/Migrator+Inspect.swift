@@ -90,4 +90,22 @@ extension Migrator {
             report("baselined through \(version): \(covered.count) migration(s) marked as applied")
         }
     }
+
+    /// Accepts a deliberately edited, already applied migration: records its file's current
+    /// checksum. Returns the checksums before and after.
+    /// - Throws: ``MigrationError`` when `version` is not applied or has no file.
+    @discardableResult
+    public func repair(_ database: Database, version: Int64) async throws -> (old: String, new: String) {
+        try await locked(database) { history in
+            guard let record = try await history.records().first(where: { $0.version == version }) else {
+                throw MigrationError(.invalidRequest, "version \(version) is not applied; there is nothing to repair")
+            }
+            guard let migration = migrations.first(where: { $0.version == version }) else {
+                throw MigrationError(.invalidRequest, "version \(version) (\(record.name)) has no file to take a checksum from")
+            }
+            try await history.updateChecksum(of: version, to: migration.checksum)
+            report("repaired \(migration.source): checksum \(record.checksum) -> \(migration.checksum)")
+            return (record.checksum, migration.checksum)
+        }
+    }
 }

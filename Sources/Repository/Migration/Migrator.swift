@@ -24,30 +24,44 @@ public struct Migrator: Sendable {
     public var allowOutOfOrder = false
     /// Receives a line per step, such as `applied 0002_people in 12 ms`.
     public var progress: (@Sendable (String) -> Void)?
+    /// Files of the directory that are not migrations, with why: they were left alone.
+    public private(set) var skipped: [(file: String, reason: String)] = []
 
     /// A migrator over migrations built in code.
-    /// - Throws: ``MigrationError`` when two share a version.
+    /// - Throws: ``MigrationError`` when two share a version, or a section that runs in a
+    ///   transaction has a transaction-control statement (`COMMIT`, `ROLLBACK`…).
     public init(_ migrations: [Migration]) throws {
         let sorted = migrations.sorted { $0.version < $1.version }
         for (first, second) in zip(sorted, sorted.dropFirst()) where first.version == second.version {
             throw MigrationError(.duplicateVersion, "\(first.source) and \(second.source) share version \(first.version)")
         }
+        for migration in sorted { try migration.checkTransactionControl() }
         self.migrations = sorted
     }
 
-    /// A migrator over the `*.sql` files of `directory`.
-    /// - Throws: ``MigrationError`` for a misnamed or malformed file, or a duplicate version.
+    /// A migrator over the `*.sql` files (any case) of `directory`; other files are listed in
+    /// ``skipped``.
+    /// - Throws: ``MigrationError`` naming the file for a misnamed, unreadable, non-UTF-8 or
+    ///   malformed migration, a directory named like one, or a duplicate version.
     public init(directory: String) throws {
-        let files: [String]
+        let names: [String]
         do {
-            files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sql") }
+            names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         } catch {
-            throw MigrationError(.invalidRequest, "cannot read the migrations directory \(directory): \(error.localizedDescription)")
+            throw MigrationError(.invalidRequest, "cannot read the migrations directory \(directory): \(FileProblem.reason(error))")
         }
-        try self.init(files.map { file in
-            let path = (directory as NSString).appendingPathComponent(file)
-            return try Migration(fileName: file, path: path, contents: try String(contentsOfFile: path, encoding: .utf8))
-        })
+        var skipped: [(String, String)] = []
+        var migrations: [Migration] = []
+        for name in names {
+            guard Migration.isSQLFile(name) else {
+                skipped.append((name, "not a .sql file"))
+                continue
+            }
+            let path = (directory as NSString).appendingPathComponent(name)
+            migrations.append(try Migration(fileName: name, path: path, contents: try FileProblem.readText(path)))
+        }
+        try self.init(migrations)
+        self.skipped = skipped
     }
 
     /// Creates the next migration file in `directory` with empty up and down sections and

@@ -1,5 +1,6 @@
-/// Splits SQL text into statements at top-level semicolons, respecting quotes ('…', "…"),
-/// dollar-quoted bodies ($$…$$, $tag$…$tag$) and comments (-- …, /* … */, nested).
+/// Splits SQL text into statements at top-level semicolons, respecting quotes ('…', "…",
+/// E'…\'…'), dollar-quoted bodies ($$…$$, $tag$…$tag$), comments (-- …, /* … */, nested) and
+/// SQL-standard function bodies (BEGIN ATOMIC … END).
 enum SQLStatements {
     struct Statement: Equatable {
         /// The statement's text, trimmed.
@@ -24,10 +25,14 @@ enum SQLStatements {
             }
             start = end + 1
         }
+        var atomicDepth = 0  // inside BEGIN ATOMIC … END, semicolons end no statement
+        var previousWord = ""
         while index < characters.count {
             let character = characters[index]
             let next = index + 1 < characters.count ? characters[index + 1] : nil
             switch character {
+            case "'" where previousWord.uppercased() == "E" && index > 0 && characters[index - 1].uppercased() == "E":
+                index = skipQuoted(characters, from: index, quote: character, backslashEscapes: true)
             case "'", "\"":
                 index = skipQuoted(characters, from: index, quote: character)
             case "-" where next == "-":
@@ -36,20 +41,33 @@ enum SQLStatements {
                 index = skipBlockComment(characters, from: index)
             case "$":
                 index = skipDollarQuoted(characters, from: index)
-            case ";":
+            case ";" where atomicDepth == 0:
                 flush(upTo: index)
                 index += 1
+            case _ where character.isLetter || character == "_":
+                let start = index
+                while index < characters.count, characters[index].isLetter || characters[index].isNumber || characters[index] == "_" || characters[index] == "$" {
+                    index += 1
+                }
+                let word = String(characters[start..<index]).uppercased()
+                if word == "ATOMIC", previousWord == "BEGIN" { atomicDepth += 1 }
+                if atomicDepth > 0, word == "CASE" { atomicDepth += 1 }
+                if atomicDepth > 0, word == "END" { atomicDepth -= 1 }
+                previousWord = word
+                continue
             default:
                 index += 1
             }
+            if !character.isWhitespace { previousWord = "" }
         }
         if start < characters.count { flush(upTo: characters.count) }
         return statements
     }
 
-    private static func skipQuoted(_ characters: [Character], from start: Int, quote: Character) -> Int {
+    private static func skipQuoted(_ characters: [Character], from start: Int, quote: Character, backslashEscapes: Bool = false) -> Int {
         var index = start + 1
         while index < characters.count {
+            if backslashEscapes, characters[index] == "\\" { index += 2; continue }
             if characters[index] == quote {
                 // A doubled quote is an escaped quote inside the literal.
                 if index + 1 < characters.count, characters[index + 1] == quote { index += 2; continue }
@@ -105,5 +123,28 @@ enum SQLStatements {
             }
         }
         return index
+    }
+}
+
+extension SQLStatements.Statement {
+    /// The transaction-control command this statement is (`COMMIT`, `ROLLBACK TO SAVEPOINT`…),
+    /// if it is one: in a section that runs in a transaction, it would end or bend that
+    /// transaction behind the migrator's back.
+    var transactionControl: String? {
+        var text = Substring(sql)
+        while text.hasPrefix("/*"), let end = text.range(of: "*/") {  // leading block comments
+            text = text[end.upperBound...].drop { $0.isWhitespace }
+        }
+        var words = text.uppercased().split(whereSeparator: { !$0.isLetter }).prefix(2).map(String.init)
+        guard let first = words.first else { return nil }
+        switch first {
+        case "BEGIN", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE":
+            return first
+        case "START" where words.dropFirst().first == "TRANSACTION", "PREPARE" where words.dropFirst().first == "TRANSACTION":
+            words = Array(words.prefix(2))
+            return words.joined(separator: " ")
+        default:
+            return nil
+        }
     }
 }

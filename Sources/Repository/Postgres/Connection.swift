@@ -123,7 +123,8 @@ public actor Connection {
     }
 
     private func runScript(_ sql: String, ticket: StatementCanceller.Ticket?) throws -> QueryResult {
-        try asStatement(ticket) {
+        try SQLText.refuseNUL(sql)
+        return try asStatement(ticket) {
             let pg = try liveHandle(for: sql)
             return try result(PQexec(pg, sql), pg, sql)
         }
@@ -136,6 +137,7 @@ public actor Connection {
     }
 
     private func runPrepared(_ sql: String, values: [SQLValue]) throws -> QueryResult {
+        try SQLText.refuseNUL(sql)
         let pg = try liveHandle(for: sql)
         let bound = try BoundParameters(values, statement: sql)
         do {

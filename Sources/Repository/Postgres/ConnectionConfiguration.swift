@@ -68,6 +68,11 @@ public struct ConnectionConfiguration: Sendable {
         self.overrides = parameters
     }
 
+    /// The database this configuration names, if it names one (libpq's default is the user's name).
+    public var databaseName: String? {
+        overrides.last { $0.key == "dbname" }?.value ?? described(connectionString).database
+    }
+
     /// A copy that connects to another database on the same server.
     public func database(_ name: String) -> ConnectionConfiguration {
         overriding("dbname", name)

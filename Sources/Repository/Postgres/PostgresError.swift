@@ -15,6 +15,8 @@ public struct PostgresError: Error, Sendable, Hashable {
         case server
         /// A parameter could not be sent (for example a string containing a NUL character).
         case invalidParameter
+        /// The statement's text could not be sent as it is (it contains a NUL character).
+        case invalidStatement
         /// The pool or connection was closed.
         case closed
     }

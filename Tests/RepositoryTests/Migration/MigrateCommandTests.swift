@@ -1,5 +1,5 @@
 import Foundation
-import Repository
+@testable import Repository
 import Testing
 
 /// The `migrate` executable, run as a separate process against a real database.
@@ -19,6 +19,10 @@ struct MigrateCommandTests {
     }
 
     func migrate(_ arguments: String...) throws -> Run {
+        try migrate(arguments)
+    }
+
+    func migrate(_ arguments: [String]) throws -> Run {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("migrate")
         let process = Process()
         process.executableURL = executable
@@ -74,8 +78,62 @@ struct MigrateCommandTests {
     @Test("--help documents every command")
     func help() throws {
         let help = try migrate("--help").output
-        for command in ["up", "down", "status", "validate", "new", "baseline"] {
+        for command in ["up", "down", "status", "validate", "new", "baseline", "repair", "create", "wait"] {
             #expect(help.contains("  \(command) "), "missing \(command)")
         }
+    }
+
+    @Test("--version; options only where they apply; value names in help; errors are one line prefixed migrate:")
+    func shape() throws {
+        let version = try migrate("--version")
+        #expect(version.status == 0 && version.output.split(separator: "\n").count == 1)
+        let misplaced = try migrate("status", "--lock-timeout", "5", "--database-url", databaseURL)
+        #expect(misplaced.status != 0 && misplaced.output.hasPrefix("migrate: ") && misplaced.output.split(separator: "\n").count == 1, "\(misplaced.output)")
+        #expect(try migrate("validate", "--allow-out-of-order", "--dir", "/nonexistent", "--database-url", databaseURL).output.contains("/nonexistent"))
+        #expect(try migrate("status", "--allow-out-of-order", "--database-url", databaseURL).status != 0)
+        let upHelp = try migrate("up", "--help").output
+        #expect(upHelp.contains("--to <version>") && upHelp.contains("--lock-timeout <seconds>") && upHelp.contains("--history-table <table>"), "\(upHelp)")
+        #expect(try migrate("down", "--help").output.contains("--to <version>"))
+    }
+
+    @Test("down --to, repair --version and --history-table")
+    func downToRepairAndHistoryTable() async throws {
+        let directory = try MigrationDirectory([
+            "0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n-- migrate:down\nDROP TABLE a;\n",
+            "0002_b.sql": "-- migrate:up\nCREATE TABLE b (id int);\n-- migrate:down\nDROP TABLE b;\n",
+            "0003_c.sql": "-- migrate:up\nCREATE TABLE c (id int);\n-- migrate:down\nDROP TABLE c;\n",
+        ])
+        defer { directory.remove() }
+        let common = ["--dir", directory.path, "--database-url", databaseURL, "--history-table", "ops.applied"]
+        try await database.query("CREATE SCHEMA ops")
+        #expect(try migrate(["up"] + common).status == 0)
+        #expect(try await database.count("SELECT count(*) FROM ops.applied") == 3)
+        #expect(try await !database.tableExists("schema_migrations"))
+
+        let down = try migrate(["down", "--to", "1"] + common)
+        #expect(down.status == 0, "\(down.output)")
+        let (a, b, c) = (try await database.tableExists("a"), try await database.tableExists("b"), try await database.tableExists("c"))
+        #expect(a && !b && !c)
+
+        // A deliberate edit of an applied migration: validate refuses it, repair accepts it.
+        try directory.write("0001_a.sql", "-- migrate:up\nCREATE TABLE a (id int); -- reviewed\n-- migrate:down\nDROP TABLE a;\n")
+        #expect(try migrate(["validate"] + common).status != 0)
+        let repair = try migrate(["repair", "--version", "1"] + common)
+        #expect(repair.status == 0 && repair.output.contains("checksum") && repair.output.contains("->"), "\(repair.output)")
+        #expect(try migrate(["validate"] + common).status == 0)
+        #expect(try migrate(["repair", "--version", "2"] + common).output.contains("not applied"))
+    }
+
+    @Test("create makes the database the URL names (once); wait returns once the server accepts connections")
+    func createAndWait() async throws {
+        let name = "created_\(UInt32.random(in: 0...UInt32.max))"
+        let url = try await TestServer.connectionString(database: name)
+        let first = try migrate("create", "--database-url", url)
+        #expect(first.status == 0 && first.output.contains("Created database \(name)"), "\(first.output)")
+        #expect(try migrate("create", "--database-url", url).output.contains("already exists"))
+        #expect(try migrate("wait", "--database-url", url, "--timeout", "10").status == 0)
+        let nowhere = try migrate("wait", "--database-url", "postgres://nobody@127.0.0.1:1/none", "--timeout", "1")
+        #expect(nowhere.status != 0 && nowhere.output.contains("did not accept connections within 1 s"), "\(nowhere.output)")
+        try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(name))")
     }
 }

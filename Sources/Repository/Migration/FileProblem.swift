@@ -1,0 +1,55 @@
+import Foundation
+
+/// Reading a migration file, with errors that name the file and say what is wrong with it.
+enum FileProblem {
+    /// The file's text.
+    /// - Throws: ``MigrationError`` naming the file: a directory, unreadable (permissions, a
+    ///   symbolic-link loop…), or not UTF-8 (with the offending byte's offset).
+    static func readText(_ path: String) throws -> String {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw MigrationError(.invalidFile, "\(path) is a directory, not a migration file")
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw MigrationError(.invalidFile, "\(path) cannot be read: \(reason(error))")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            let offset = firstInvalidUTF8(data).map { " (byte \($0))" } ?? ""
+            throw MigrationError(.invalidFile, "\(path) is not valid UTF-8\(offset); save it as UTF-8")
+        }
+        return text
+    }
+
+    /// The system's words for a file error, without Foundation's dump.
+    static func reason(_ error: any Error) -> String {
+        let error = error as NSError
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if error.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(error.code))) }
+        switch error.code {
+        case NSFileReadNoPermissionError: return "permission denied"
+        case NSFileReadNoSuchFileError: return "no such file (a broken or looping symbolic link?)"
+        default: return error.localizedFailureReason ?? "error \(error.code)"
+        }
+    }
+
+    private static func firstInvalidUTF8(_ data: Data) -> Int? {
+        var iterator = data.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        var consumed = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                offset += UTF8.width(scalar)
+                consumed = offset
+            case .emptyInput: return nil
+            case .error: return consumed
+            }
+        }
+    }
+}
