@@ -61,7 +61,7 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let migrator = try migrations.migrator(progress: false)
         let statuses = try await migrator.status(database.database())
-        let skipped = migrator.skipped.map { "skipped \($0.file): \($0.reason)" }
+        let skipped = migrator.skipped.map { "skipped \(TerminalText.escaped($0.file, limit: 200)): \($0.reason)" }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -142,7 +142,7 @@ struct StatusTable {
     init(_ statuses: [MigrationStatus]) {
         let formatter = ISO8601DateFormatter()
         let rows = [["VERSION", "NAME", "STATE", "APPLIED AT"]] + statuses.map {
-            [String($0.version), $0.name, $0.state.rawValue, $0.appliedAt.map(formatter.string(from:)) ?? ""]
+            [String($0.version), TerminalText.escaped($0.name, limit: 80), $0.state.rawValue, $0.appliedAt.map(formatter.string(from:)) ?? ""]
         }
         let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
         text = rows.map { row in

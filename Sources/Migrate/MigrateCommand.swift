@@ -25,6 +25,7 @@ struct MigrateCommand: AsyncParsableCommand {
     /// non-zero exit (3 for `status --fail-if-pending` with pending migrations).
     static func main() async {
         do {
+            try ArgumentEncoding.refuseInvalidUTF8()
             var command = try parseAsRoot()
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
@@ -36,11 +37,14 @@ struct MigrateCommand: AsyncParsableCommand {
             if code == .success {
                 print(fullMessage(for: error))  // --help, --version
             } else if code.rawValue != 3 {
-                FileHandle.standardError.write(Data("migrate: \(oneLine(error))\n".utf8))
+                FileHandle.standardError.write(Data("migrate: \(TerminalText.escaped(redactor.redact(oneLine(error))))\n".utf8))
             }
             Foundation.exit(code.rawValue)
         }
     }
+
+    /// Removes the passwords of the arguments and the environment from everything printed.
+    static let redactor = SecretRedactor(scanning: CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
 
     private static func oneLine(_ error: any Error) -> String {
         let message = switch error {
@@ -48,6 +52,7 @@ struct MigrateCommand: AsyncParsableCommand {
         case let error as PostgresError: error.description
         case let error as LocalServerError: error.message
         case let error as MigrateFailure: error.message
+        case let error as ArgumentEncoding.Invalid: error.description
         default: self.message(for: error)
         }
         return message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "; ")
@@ -91,7 +96,10 @@ struct MigrationsOptions: ParsableArguments {
     func migrator(progress: Bool = true) throws -> Migrator {
         var migrator = try Migrator(directory: dir)
         migrator.historyTable = historyTable
-        if progress { migrator.progress = { print($0) } }
+        if progress {
+            // File names and SQL are the user's, but a terminal must not act on them.
+            migrator.progress = { print($0.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0), limit: 2000) }.joined(separator: "\n")) }
+        }
         return migrator
     }
 }

@@ -20,9 +20,13 @@ struct DemoCommand: AsyncParsableCommand {
         subcommands: [Add.self, List.self, Show.self, Rename.self, AddAddress.self, RemoveAddress.self,
                       Delete.self, Watch.self, DatabaseCommand.self])
 
+    /// Removes the passwords of the arguments and the environment from everything printed.
+    static let redactor = SecretRedactor(scanning: CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
+
     /// Runs the command; any failure is one line on standard error and a non-zero exit.
     static func main() async {
         do {
+            try ArgumentEncoding.refuseInvalidUTF8()
             var command = try parseAsRoot()
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
@@ -34,7 +38,7 @@ struct DemoCommand: AsyncParsableCommand {
             if code == .success {
                 print(fullMessage(for: error))  // --help
             } else {
-                FileHandle.standardError.write(Data("demo: \(oneLine(error))\n".utf8))
+                FileHandle.standardError.write(Data("demo: \(TerminalText.escaped(redactor.redact(oneLine(error))))\n".utf8))
             }
             Foundation.exit(code.rawValue)
         }
@@ -49,6 +53,7 @@ struct DemoCommand: AsyncParsableCommand {
         case let error as LocalServerError: message = error.message
         case let error as MigrationError: message = error.message
         case let error as DemoError: message = error.message
+        case let error as ArgumentEncoding.Invalid: message = error.description
         default: message = self.message(for: error)
         }
         return message.split(separator: "\n").first.map(String.init) ?? message

@@ -1,5 +1,6 @@
 import AddressBookKit
 import Foundation
+import Repository
 
 /// What the commands print: aligned tables for people, JSON with `--json`.
 enum Output {
@@ -25,24 +26,30 @@ enum Output {
     static func table(_ people: [Person], marks: Set<Int64> = []) -> String {
         guard !people.isEmpty else { return "No people yet. Add one: demo add NAME [--street STREET]" }
         let rows = people.map { person in
-            [(marks.contains(person.id) ? "*" : " ") + String(person.id), person.name,
-             person.addresses.map(\.street).joined(separator: "; ")]
+            [(marks.contains(person.id) ? "*" : " ") + String(person.id), shown(person.name, limit: 80),
+             shown(person.addresses.map(\.street).joined(separator: "; "), limit: 200)]
         }
         return align([[" ID", "NAME", "ADDRESSES"]] + rows)
     }
 
     /// A person, then their addresses with short ids (enough for `remove-address`).
     static func table(_ person: Person) -> String {
-        var lines = ["\(person.name) (id \(person.id))"]
+        var lines = ["\(shown(person.name, limit: 200)) (id \(person.id))"]
         if person.addresses.isEmpty {
             lines.append("  no addresses")
         } else {
-            lines.append(align([["  ADDRESS", "STREET"]] + person.addresses.map { ["  " + shortID($0.id), $0.street] }))
+            lines.append(align([["  ADDRESS", "STREET"]] + person.addresses.map { ["  " + shortID($0.id), shown($0.street, limit: 200)] }))
         }
         return lines.joined(separator: "\n")
     }
 
     static func shortID(_ id: UUID) -> String { String(id.uuidString.lowercased().prefix(8)) }
+
+    /// A value from the database, as a terminal may show it: control characters escaped, and
+    /// at most `limit` characters. (`--json` prints values exactly.)
+    static func shown(_ text: String, limit: Int) -> String {
+        TerminalText.escaped(text, limit: limit)
+    }
 
     private static func align(_ rows: [[String]]) -> String {
         let widths = (0..<(rows.first?.count ?? 0)).map { column in rows.map { $0[column].count }.max() ?? 0 }

@@ -41,7 +41,7 @@ struct Watch: AsyncParsableCommand {
         // Outages and failed re-reads go to standard error, so the view never lies silently.
         let errors = Task { [repository = session.book.repository] in
             for await error in repository.errors {
-                FileHandle.standardError.write(Data("demo: \(error)\n".utf8))
+                FileHandle.standardError.write(Data("demo: \(TerminalText.escaped(DemoCommand.redactor.redact("\(error)")))\n".utf8))
             }
         }
         defer { errors.cancel() }

@@ -27,7 +27,7 @@ extension LiveRepository {
         orderBy: [SortKey<A>] = []
     ) async throws -> Var<IdentifiedArrayOf<A>> {
         let table = try await aggregateTable(for: A.self)
-        let matching = matchingIDs(A.ID.self, from: table.root.quoted, QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue)))
+        let matching = matchingIDs(A.ID.self, from: table.root.quoted, try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue)))
         let source = QuerySource<A>(table: table.qualifiedName) { [weak self] ids in
             // Membership from the root rows; contents from the aggregates' own stores, which
             // re-read themselves when any of their rows changes.

@@ -18,6 +18,7 @@ final class ListenLoop {
 
     private var connection: FeedConnection?
     private var hasConnected = false
+    private var ignored = IgnoredNotifications()
     private var isInOutage = false
     private var backoff: Duration = .milliseconds(100)
 
@@ -52,6 +53,7 @@ final class ListenLoop {
             var descriptors = [pollfd(fd: feed.socket, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&descriptors, 2, Self.milliseconds(pingInterval))
+            if let summary = ignored.flush() { logger.warning("\(summary)") }
             if ready < 0 { continue }  // EINTR
             if descriptors[1].revents != 0 { continue }  // stop() was called
             if ready == 0 {
@@ -111,7 +113,7 @@ final class ListenLoop {
             }
             guard !batch.isEmpty else { return }
             for (payload, reason) in batch.ignored {
-                logger.warning("ignored a notification", metadata: ["payload": "\(payload)", "reason": "\(reason)"])
+                if let line = ignored.record(payload: payload, reason: reason) { logger.warning("\(line)") }
                 emit(.ignored(payload: payload, reason: reason))
             }
             guard !batch.changes.isEmpty else { continue }

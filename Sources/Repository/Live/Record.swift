@@ -16,7 +16,8 @@ import Foundation
 /// }
 /// ```
 public protocol Record: Codable, Identifiable, Sendable where ID: SQLValueConvertible & Codable & Hashable {
-    /// The table, optionally schema-qualified (`people`, `crm.people`).
+    /// The table, optionally schema-qualified, as SQL spells it: `people`, `crm.people`, or with
+    /// double quotes for names with dots, spaces or capitals (`"odd.name"`, `crm."Odd Name"`).
     static var tableName: String { get }
     /// How property names become column names.
     static var columnNaming: ColumnNaming { get }

@@ -3,17 +3,22 @@ struct RecordTable<R: Record>: Sendable {
     let database: Database
     /// Counts queries and rows read, for monitoring and benchmarks.
     let reads: Locked<ReadCount>?
+    /// The schema and the table's name, as the catalog has them (either may hold dots).
+    let schema: String
+    let name: String
+
     /// The schema-qualified name, as change announcements spell it (`public.people`).
-    let qualifiedName: String
+    var qualifiedName: String { schema + "." + name }
 
-    var quoted: String { SQLIdentifier.quoted(qualified: qualifiedName) }
+    /// The name for SQL text: schema and table quoted one by one.
+    var quoted: String { SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name) }
 
-    /// Resolves `R.tableName` through the server's search path.
+    /// Resolves `R.tableName` (`people`, `crm.people`, `"odd.name"`) through the server's search path.
     static func resolve(_ database: Database, reads: Locked<ReadCount>? = nil) async throws -> RecordTable {
-        let name = try await database.query(
-            "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass",
-            [R.tableName])[0].decode(String.self, at: 0)
-        return RecordTable(database: database, reads: reads, qualifiedName: name)
+        let row = try await database.query(
+            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass",
+            [R.tableName])[0]
+        return RecordTable(database: database, reads: reads, schema: try row.decode(String.self, at: 0), name: try row.decode(String.self, at: 1))
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.

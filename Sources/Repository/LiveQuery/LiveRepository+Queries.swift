@@ -13,10 +13,14 @@ extension LiveRepository {
     /// ```
     ///
     /// - Parameters:
-    ///   - condition: A boolean SQL expression over the table's columns (`$1`… for
-    ///     `parameters`), or nil for every row. It must depend on the row alone — no subquery
-    ///     over other rows — because changed rows are checked one by one.
+    ///   - condition: A boolean SQL expression over the table's columns, or nil for every row.
+    ///     It is **trusted SQL**, spliced into the query: write it in your code, never build it
+    ///     from input — values go in `parameters`, as `$1`, `$2`…. It must be one expression (a
+    ///     `)` closing more than it opened, or a `;`, is refused with
+    ///     ``PostgresError/Kind/invalidStatement``) and depend on the row alone — no subquery over
+    ///     other rows — because changed rows are checked one by one.
     ///   - orderBy: Sort keys, compared in Swift; ties are ordered by id.
+    /// - Throws: ``PostgresError`` for a condition that is not one expression, or the server's error.
     /// - Returns: A `Var` whose elements are live handles: `result[id: x]` writes through like
     ///   ``read(_:id:)``. Elements join and leave only through the database; adding, removing
     ///   or moving one in the result is undone and reported (``LiveRecordError/membershipIsReadOnly(table:)``).
@@ -25,7 +29,7 @@ extension LiveRepository {
         orderBy: [SortKey<R>] = []
     ) async throws -> Var<IdentifiedArrayOf<R>> where R.ID: Comparable {
         let table = try await table(for: R.self)
-        let predicate = QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue))
+        let predicate = try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue))
         return try await openQuery(recordQuerySource(table, predicate), orderBy: orderBy, readsRows: true)
     }
 

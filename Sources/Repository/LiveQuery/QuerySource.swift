@@ -34,6 +34,17 @@ struct QueryPredicate: Sendable {
     let condition: String?
     let parameters: [SQLValue]
 
+    /// A predicate over `condition`, which must be one expression: it is trusted SQL, but it
+    /// must not reach outside the parentheses it is put in (`name = $1) OR (true`).
+    /// - Throws: ``PostgresError`` of kind ``PostgresError/Kind/invalidStatement`` naming the problem.
+    init(condition: String?, parameters: [SQLValue]) throws {
+        if let condition, let problem = SQLStatements.expressionProblem(condition) {
+            throw PostgresError(.invalidStatement, "the where: condition must be one SQL expression, but it has \(problem): \(TerminalText.escaped(condition, limit: 200))")
+        }
+        self.condition = condition
+        self.parameters = parameters
+    }
+
     /// The column saying whether a row matches.
     static let matchesColumn = "live_query_matches_"
 

@@ -64,6 +64,44 @@ enum SQLStatements {
         return statements
     }
 
+    /// Why `sql` is not one self-contained expression — a `)` without its `(`, an unclosed `(`,
+    /// quote or comment, or a `;` — or nil when it is. Quotes, comments and dollar-quoted
+    /// bodies are looked through.
+    static func expressionProblem(_ sql: String) -> String? {
+        let characters = Array(sql)
+        var depth = 0
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            let next = index + 1 < characters.count ? characters[index + 1] : nil
+            switch character {
+            case "'", "\"":
+                let end = skipQuoted(characters, from: index, quote: character,
+                                     backslashEscapes: character == "'" && index > 0 && characters[index - 1].uppercased() == "E")
+                if end >= characters.count, characters.last != character || end - index < 2 { return "an unclosed \(character)" }
+                index = end
+            case "-" where next == "-":
+                while index < characters.count, characters[index] != "\n" { index += 1 }
+            case "/" where next == "*":
+                index = skipBlockComment(characters, from: index)
+            case "$":
+                index = skipDollarQuoted(characters, from: index)
+            case "(":
+                depth += 1
+                index += 1
+            case ")":
+                depth -= 1
+                if depth < 0 { return "a ) without its (" }
+                index += 1
+            case ";":
+                return "a ;"
+            default:
+                index += 1
+            }
+        }
+        return depth > 0 ? "an unclosed (" : nil
+    }
+
     private static func skipQuoted(_ characters: [Character], from start: Int, quote: Character, backslashEscapes: Bool = false) -> Int {
         var index = start + 1
         while index < characters.count {

@@ -9,8 +9,8 @@ public import Foundation
 public struct ConnectionConfiguration: Sendable {
     /// The URL or conninfo string as given. Private because it may hold a password.
     private let connectionString: String
-    /// The password found in `connectionString`, kept only to scrub it from messages.
-    private let password: String?
+    /// Removes the passwords this configuration knows of from messages.
+    private var redactor: SecretRedactor
     /// Keyword overrides applied after the connection string (later keywords win in libpq).
     private var overrides: [(key: String, value: String)] = []
 
@@ -32,31 +32,37 @@ public struct ConnectionConfiguration: Sendable {
         guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
             throw PostgresError(.invalidConfiguration, "a database URL must start with postgres:// or postgresql://")
         }
-        try self.init(validating: url, password: Self.password(inURL: url))
+        try self.init(validating: url)
     }
 
     /// A configuration from a libpq conninfo string such as `host=/tmp dbname=app user=me`.
     public init(conninfo: String) throws {
-        try self.init(validating: conninfo, password: Self.password(inConninfo: conninfo))
+        try self.init(validating: conninfo)
     }
 
     /// The configuration the environment gives: `DATABASE_URL` when set (a URL or a conninfo
     /// string), otherwise libpq's own `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`… variables.
     public static func environment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ConnectionConfiguration {
-        guard let value = environment["DATABASE_URL"], !value.isEmpty else {
-            return try ConnectionConfiguration(conninfo: "")
+        var configuration: ConnectionConfiguration
+        if let value = environment["DATABASE_URL"], !value.isEmpty {
+            configuration = value.contains("://") ? try ConnectionConfiguration(url: value) : try ConnectionConfiguration(conninfo: value)
+        } else {
+            configuration = try ConnectionConfiguration(conninfo: "")
         }
-        return value.contains("://") ? try ConnectionConfiguration(url: value) : try ConnectionConfiguration(conninfo: value)
+        if let password = environment["PGPASSWORD"] { configuration.redactor.add(password) }
+        return configuration
     }
 
-    private init(validating string: String, password: String?) throws {
+    private init(validating string: String) throws {
         self.connectionString = string
-        self.password = password
+        var redactor = SecretRedactor()
+        redactor.scan(string)
+        self.redactor = redactor
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(string, &error) else {
             let message = error.map { String(cString: $0) } ?? "invalid connection string"
             PQfreemem(error)
-            throw PostgresError(.invalidConfiguration, Self.scrub(message, password: password))
+            throw PostgresError(.invalidConfiguration, redactor.redact(Connection.tidy(message)))
         }
         PQconninfoFree(options)
     }
@@ -64,7 +70,7 @@ public struct ConnectionConfiguration: Sendable {
     /// A configuration from keyword/value pairs that need no validation (paths, numbers, names).
     init(parameters: [(key: String, value: String)]) {
         self.connectionString = ""
-        self.password = nil
+        self.redactor = SecretRedactor()
         self.overrides = parameters
     }
 
@@ -83,6 +89,7 @@ public struct ConnectionConfiguration: Sendable {
     public func user(_ name: String, password: String? = nil) -> ConnectionConfiguration {
         var copy = overriding("user", name)
         copy.overrides.append(("password", password ?? ""))
+        if let password { copy.redactor.add(password) }
         return copy
     }
 
@@ -116,48 +123,9 @@ public struct ConnectionConfiguration: Sendable {
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
-    /// Replaces any occurrence of this configuration's password in `message` with `***`.
+    /// Replaces every known password (and every piece of one) in `message` with `***`.
     func redact(_ message: String) -> String {
-        var message = Self.scrub(message, password: password)
-        for (key, value) in overrides where key == "password" {
-            message = Self.scrub(message, password: value)
-        }
-        return message
-    }
-
-    private static func scrub(_ message: String, password: String?) -> String {
-        guard let password, !password.isEmpty else { return message }
-        var scrubbed = message.replacingOccurrences(of: password, with: "***")
-        if let decoded = password.removingPercentEncoding, decoded != password {
-            scrubbed = scrubbed.replacingOccurrences(of: decoded, with: "***")
-        }
-        return scrubbed
-    }
-
-    /// The password part of a URL's user-info, found without a URL parser so that even a
-    /// malformed URL can be scrubbed from error messages.
-    private static func password(inURL url: String) -> String? {
-        guard let schemeEnd = url.range(of: "://") else { return nil }
-        let rest = url[schemeEnd.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        guard let at = authority.lastIndex(of: "@") else { return nil }
-        let userInfo = authority[..<at]
-        guard let colon = userInfo.firstIndex(of: ":") else { return nil }
-        return String(userInfo[userInfo.index(after: colon)...])
-    }
-
-    /// The value of `password=` in a conninfo string (quoted or not).
-    private static func password(inConninfo conninfo: String) -> String? {
-        guard let range = conninfo.range(of: #"(^|\s)password\s*=\s*('([^'\\]|\\.)*'|\S+)"#, options: .regularExpression) else {
-            return nil
-        }
-        let assignment = conninfo[range]
-        guard let equals = assignment.firstIndex(of: "=") else { return nil }
-        var value = assignment[assignment.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-        if value.hasPrefix("'"), value.hasSuffix("'"), value.count >= 2 {
-            value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\'", with: "'")
-        }
-        return value
+        redactor.redact(message)
     }
 }
 
@@ -176,7 +144,8 @@ extension ConnectionConfiguration: CustomStringConvertible, CustomDebugStringCon
         }
         let user = target.user.map { "\($0)@" } ?? ""
         let port = target.port.map { ":\($0)" } ?? ""
-        return "postgres://\(user)\(target.host ?? "default")\(port)/\(target.database ?? "")"
+        // A malformed URL may put pieces of its password where a host or port should be.
+        return redactor.redact("postgres://\(user)\(target.host ?? "default")\(port)/\(target.database ?? "")")
     }
 
     /// Same as ``description``: never shows the password.

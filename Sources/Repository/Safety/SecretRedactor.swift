@@ -1,0 +1,88 @@
+import Foundation
+
+/// Finds passwords wherever they can enter a program — a URL's user-info (any encoding,
+/// malformed or not), `password=` in a URL's query or a conninfo string, `PGPASSWORD`,
+/// command-line arguments — and removes them from text that is shown: the password as given,
+/// percent-decoded, and every piece of it between the delimiters URL and conninfo parsing split
+/// on, since a parser's complaint ("invalid integer value "Pwx" for connection option "port"")
+/// may quote just a piece.
+///
+/// ```swift
+/// let redactor = SecretRedactor(scanning: CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
+/// print(redactor.redact(error.localizedDescription))
+/// ```
+public struct SecretRedactor: Sendable {
+    /// What to remove, longest first (so that a piece never hides part of the whole).
+    private var secrets: [String] = []
+
+    /// A redactor that removes nothing yet.
+    public init() {}
+
+    /// A redactor for the secrets in `texts` (URLs, conninfo strings, arguments) and in the
+    /// environment's `DATABASE_URL` and `PGPASSWORD`.
+    public init(scanning texts: [String], environment: [String: String] = [:]) {
+        for text in texts { scan(text) }
+        if let url = environment["DATABASE_URL"] { scan(url) }
+        if let password = environment["PGPASSWORD"] { add(password) }
+    }
+
+    /// Adds the passwords found in `text`: a URL's user-info password, and any `password=` value.
+    public mutating func scan(_ text: String) {
+        if let password = Self.userInfoPassword(in: text) { add(password) }
+        for password in Self.passwordAssignments(in: text) { add(password) }
+    }
+
+    /// Adds `secret`, its percent-decoded form, and its pieces between delimiters.
+    public mutating func add(_ secret: String) {
+        guard !secret.isEmpty else { return }
+        var found: Set<String> = [secret]
+        if let decoded = secret.removingPercentEncoding { found.insert(decoded) }
+        for variant in Array(found) {
+            for piece in variant.split(whereSeparator: { "@:/?#&=;, '\"".contains($0) }) where piece.count >= 2 {
+                found.insert(String(piece))
+            }
+        }
+        secrets = Set(secrets).union(found).sorted { $0.count > $1.count || ($0.count == $1.count && $0 < $1) }
+    }
+
+    /// `text` with every known secret replaced by `***`.
+    public func redact(_ text: String) -> String {
+        secrets.reduce(text) { text, secret in text.replacingOccurrences(of: secret, with: "***") }
+    }
+
+    /// The password part of a URL's user-info: after `://`, up to the last `@` before any
+    /// query, after the first `:` — found without a URL parser, so malformed URLs count too.
+    private static func userInfoPassword(in text: String) -> String? {
+        guard let scheme = text.range(of: "://") else { return nil }
+        let rest = text[scheme.upperBound...]
+        let beforeQuery = rest.prefix { $0 != "?" && $0 != "#" }
+        guard let at = beforeQuery.lastIndex(of: "@") else { return nil }
+        let userInfo = beforeQuery[..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { return nil }
+        return String(userInfo[userInfo.index(after: colon)...])
+    }
+
+    /// Every `password=value` (URL query or conninfo; quoted, unterminated or plain).
+    private static func passwordAssignments(in text: String) -> [String] {
+        var values: [String] = []
+        var remaining = text[...]
+        while let range = remaining.range(of: #"(?i)(^|[\s?&;])(ssl)?password\s*=\s*"#, options: .regularExpression) {
+            var value = remaining[range.upperBound...]
+            if value.hasPrefix("'") {
+                value = value.dropFirst()
+                var end = value.startIndex
+                while end < value.endIndex, value[end] != "'" {
+                    end = value[end] == "\\" && value.index(after: end) < value.endIndex ? value.index(end, offsetBy: 2) : value.index(after: end)
+                }
+                values.append(String(value[..<end]).replacingOccurrences(of: "\\'", with: "'"))
+                values.append(String(value[..<end]))
+                remaining = end < value.endIndex ? value[value.index(after: end)...] : ""
+            } else {
+                let end = value.firstIndex { $0.isWhitespace || $0 == "&" || $0 == "#" } ?? value.endIndex
+                values.append(String(value[..<end]))
+                remaining = value[end...]
+            }
+        }
+        return values
+    }
+}

@@ -1,0 +1,118 @@
+import AddressBookKit
+import Foundation
+@testable import Repository
+import Testing
+
+/// Untrusted text — names from the database, notification payloads — reaches a terminal
+/// escaped; floods stay quiet; odd identifiers and conditions are handled.
+@Suite("Hostile text")
+struct HostileTextTests {
+    @Test("control characters are escaped and long text is capped")
+    func escaping() {
+        #expect(TerminalText.escaped("\u{1B}]0;pwned\u{07}ok") == "\\u{1b}]0;pwned\\u{7}ok")
+        #expect(TerminalText.escaped("a\r\nb\u{9B}c") == "a\\u{d}\\u{a}b\\u{9b}c")
+        #expect(TerminalText.escaped(String(repeating: "x", count: 10), limit: 4) == "xxxx…")
+        #expect(TerminalText.escaped("Ada Lovelace é 🚢") == "Ada Lovelace é 🚢")
+    }
+
+    @Test("ignored notifications: the first of a window is logged, the rest summarised once")
+    func floodDigest() {
+        var digest = IgnoredNotifications()
+        let start = ContinuousClock.now
+        var lines: [String] = []
+        for index in 0..<20_000 {
+            if let line = digest.record(payload: "junk \(index)\u{1B}[2J", reason: "invalid JSON", at: start + .milliseconds(index / 10)) {
+                lines.append(line)
+            }
+        }
+        if let line = digest.flush(at: start + .seconds(10)) { lines.append(line) }
+        #expect(lines.count <= 4, "\(lines)")
+        #expect(lines.joined().contains("more malformed notifications"))
+        #expect(!lines.joined().contains("\u{1B}"))
+    }
+
+    @Test("demo prints names with ESC, BEL and CR escaped; --json stays exact JSON")
+    func demoEscapes() async throws {
+        let database = try await TestServer.makeDatabase()
+        let demo = DemoProcess(environment: ["DATABASE_URL": try await TestServer.connectionString(database: database.name())])
+        let name = "Eve\r\u{1B}]0;pwned\u{07}X"
+        let added = try demo.json(AddressBookKit.Person.self, "add", name, "--json")
+        #expect(added.name == name)
+        let list = try demo.run("list")
+        #expect(!list.output.contains("\u{1B}") && !list.output.contains("\u{07}") && !list.output.contains("\r"))
+        #expect(list.output.contains("Eve\\u{d}\\u{1b}]0;pwned\\u{7}X"), "\(list.output)")
+        #expect(try demo.json([AddressBookKit.Person].self, "list", "--json").first?.name == name)
+    }
+
+    @Test("a watch survives a forged payload with ESC and a flood of 20,000: stderr stays escaped and short")
+    func watchFlood() async throws {
+        let database = try await TestServer.makeDatabase()
+        let demo = DemoProcess(environment: ["DATABASE_URL": try await TestServer.connectionString(database: database.name())])
+        _ = try demo.run("add", "Ada")
+        let (watcher, lines) = try demo.start("watch", "--json")
+        defer { if watcher.exitStatusIfExited() == nil { kill(watcher.pid, SIGKILL); _ = watcher.wait() } }
+        #expect(try await eventually(timeout: .seconds(30)) { lines.count >= 1 })
+        try await database.query("SELECT pg_notify('live_changes', E'\\x1b[2J\\x1b]0;forged\\x07')")
+        try await database.query("SELECT pg_notify('live_changes', 'junk ' || n) FROM generate_series(1, 20000) n")
+        _ = try demo.run("add", "Grace")  // after the flood: once it shows, the flood was read
+        #expect(try await eventually(timeout: .seconds(60)) { lines.all.last?.contains("Grace") == true })
+        kill(watcher.pid, SIGINT)
+        let errors = String(decoding: watcher.readErrors(), as: UTF8.self)
+        _ = watcher.wait()
+        #expect(!errors.contains("\u{1B}") && !errors.contains("\u{07}"), "\(errors)")
+        #expect(errors.split(separator: "\n").count <= 6, "\(errors.split(separator: "\n").count) lines: \(errors.prefix(2000))")
+        #expect(errors.contains("\\u{1b}") || errors.contains("ignored"), "\(errors)")
+    }
+
+    struct OddRow: Record, Equatable {
+        static let tableName = "\"odd.name\""
+        var id: Int64
+        var name: String
+    }
+
+    @Test("a table whose name holds a dot works live: read, write through, follow, query")
+    func dottedTableName() async throws {
+        let database = try await makeContactsDatabase()
+        try await database.query(#"CREATE TABLE "odd.name" (id bigint PRIMARY KEY, name text NOT NULL, version bigint NOT NULL DEFAULT 1)"#)
+        try await database.query(#"SELECT live.enable_change_notifications('"odd.name"')"#)
+        try await database.query(#"INSERT INTO "odd.name" (id, name) VALUES (1, 'one'), (2, 'two')"#)
+        let repository = LiveRepository(database)
+        let one = try await repository.read(OddRow.self, id: 1)
+        let all = try await repository.readAll(OddRow.self, orderBy: [.ascending(\.name)])
+        one[\.name].value = "uno"
+        try await one.save()
+        #expect(try await database.query(#"SELECT name FROM "odd.name" WHERE id = 1"#)[0].decode(String.self, at: 0) == "uno")
+        try await psql(#"UPDATE "odd.name" SET name = 'dos' WHERE id = 2"#, database: database)
+        #expect(try await eventually { all.value.map(\.name) == ["dos", "uno"] })
+        #expect(SQLIdentifier.quoted(qualified: #"crm."odd.name""#) == #""crm"."odd.name""#)
+        repository.close()
+    }
+
+    @Test("a where: condition that would escape its parentheses is refused")
+    func conditionCannotEscape() async throws {
+        let database = try await makeContactsDatabase()
+        let repository = LiveRepository(database)
+        for condition in ["name = $1) OR (true", "true; DROP TABLE contacts", "(name = $1", "name = 'x"] {
+            let error = await #expect(throws: PostgresError.self) {
+                _ = try await repository.readAll(Contact.self, where: condition, parameters: ["Ada"])
+            }
+            #expect(error?.kind == .invalidStatement, "\(condition)")
+        }
+        let fine = try await repository.readAll(Contact.self, where: "name = $1 OR name = ')' OR name = E'(\\''", parameters: ["Ada"])
+        #expect(fine.value.map(\.name) == ["Ada"])
+        repository.close()
+    }
+
+    @Test("an argument that is not valid UTF-8 is refused, not stored as U+FFFD")
+    func invalidUTF8Argument() async throws {
+        let database = try await TestServer.makeDatabase()
+        let url = try await TestServer.connectionString(database: database.name())
+        let child = try ChildProcess("/bin/sh", ["-c", #""$0" add "$(printf '\377\376')""#, DemoProcess.executable],
+                                     environment: ProcessInfo.processInfo.environment.merging(["DATABASE_URL": url]) { $1 })
+        let errors = String(decoding: child.readErrors(), as: UTF8.self)
+        #expect(child.wait() != 0)
+        #expect(errors.contains("not valid UTF-8"), "\(errors)")
+        // The demo stopped before connecting: it did not even create its tables.
+        #expect(try await database.query("SELECT count(*) FROM pg_tables WHERE tablename = 'people'")[0].decode(Int.self, at: 0) == 0)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// A password given in any of the shapes users give them never appears in what the library, the
+/// demo or migrate print — nor does any piece of it that a parser might quote.
+@Suite("Secrets never printed")
+struct SecretLeakTests {
+    /// Connection strings, each with a distinctive password (pieces: S3kr1t, Pwx9, …).
+    static let shapes: [String] = [
+        "postgres://app:S3kr1tPwx9@127.0.0.1:1/db",
+        "postgres://app:S3kr1t%2FPwx9@127.0.0.1:1/db",
+        "postgres://app:S3kr%31tPwx9@127.0.0.1:1/db",
+        "postgres://app:S3kr1t/Pwx9@127.0.0.1:1/db",
+        "postgres://app:S3kr1t@Pwx9@127.0.0.1:1/db",
+        "postgres://app:S3kr1t:Pwx9@127.0.0.1:1/db",
+        "postgres://app:S3kr1t%Pwx9@127.0.0.1:1/db",
+        "postgres://app:S3kr1t%zzPwx9@127.0.0.1:1/db",
+        "postgres://app:S3kr1tPwx9@127.0.0.1:notaport/db",
+        "postgres://app:S3kr1tPwx9@[::1/db",
+        "postgres://app:Pwx9/yz@host:5432/db",
+        "postgres://app:Pwx9@x:y/S3kr1t%Q9@127.0.0.1/db",
+        "postgres://127.0.0.1:1/db?password=S3kr1tPwx9",
+        "postgres://127.0.0.1:1/db?password=S3kr1t%zzPwx9",
+        "postgres://127.0.0.1:1/db?user=app&password=S3kr1tPwx9&sslmode=bogus",
+        "postgres://app:S3kr1tPwx9@127.0.0.1:1/db?sslmode=bogus",
+        "postgresql://app:S3kr1tPwx9@/db?host=/nonexistent",
+        "postgres://app:S3kr1tPwx9@127.0.0.1:99999/db",
+        "host=127.0.0.1 port=1 user=app password=S3kr1tPwx9 dbname=db",
+        "host=127.0.0.1 port=1 password='S3kr1t Pwx9' dbname=db",
+        "host=127.0.0.1 port=notaport password=S3kr1tPwx9",
+        "host=127.0.0.1 password='S3kr1tPwx9",
+        "password=S3kr1tPwx9 bogus_option=1",
+        "host=127.0.0.1 port=1 password = S3kr1tPwx9 dbname=db",
+    ]
+
+    /// The pieces no output may hold.
+    static let pieces = ["S3kr1t", "Pwx9", "S3kr1tPwx9"]
+
+    static func leaks(in text: String) -> [String] {
+        pieces.filter { text.contains($0) }
+    }
+
+    static func run(_ program: String, _ arguments: [String], environment: [String: String]) throws -> String {
+        let bin = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var inherited = ProcessInfo.processInfo.environment.filter { $0.key != "DATABASE_URL" && $0.key != "PGPASSWORD" }
+        inherited["DEMO_DATA_DIRECTORY"] = "/nonexistent/never-started"
+        let child = try ChildProcess(bin.appendingPathComponent(program).path, arguments, environment: inherited.merging(environment) { $1 })
+        let errors = Locked(Data())
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { errors.withLock { $0 = child.readErrors() }; done.signal() }
+        let output = child.readOutput()
+        _ = child.wait()
+        done.wait()
+        return String(decoding: output + errors.withLock { $0 }, as: UTF8.self)
+    }
+
+    @Test("24 connection strings through Database: errors, descriptions and dumps hold no piece of the password",
+          arguments: shapes)
+    func database(shape: String) async throws {
+        var seen = ""
+        do {
+            let configuration = shape.contains("://") ? try ConnectionConfiguration(url: shape) : try ConnectionConfiguration(conninfo: shape)
+            seen += "\(configuration) \(String(reflecting: configuration))"
+            dump(configuration, to: &seen)
+            let database = Database(configuration, maximumConnections: 1)
+            defer { database.close() }
+            _ = try await database.query("SELECT 1")
+        } catch {
+            seen += "\(error) \(String(reflecting: error))"
+            dump(error, to: &seen)
+        }
+        #expect(Self.leaks(in: seen).isEmpty, "\(shape): \(seen)")
+    }
+
+    @Test("the same shapes through demo (DATABASE_URL) and migrate (--database-url, and a misplaced argument)", arguments: shapes)
+    func programs(shape: String) throws {
+        let outputs = [
+            try Self.run("demo", ["list"], environment: ["DATABASE_URL": shape]),
+            try Self.run("demo", ["list", "--json"], environment: ["DATABASE_URL": shape]),
+            try Self.run("migrate", ["status", "--database-url", shape], environment: [:]),
+            try Self.run("migrate", ["baseline", "--", "1", "--database-url", shape], environment: [:]),
+        ]
+        for output in outputs {
+            #expect(Self.leaks(in: output).isEmpty, "\(shape): \(output)")
+        }
+    }
+
+    @Test("PGPASSWORD never reaches the output either")
+    func environmentPassword() throws {
+        let output = try Self.run("migrate", ["status", "--database-url", "host=127.0.0.1 port=1 user=app"], environment: ["PGPASSWORD": "S3kr1tPwx9"])
+        #expect(Self.leaks(in: output).isEmpty, "\(output)")
+        var redactor = SecretRedactor(scanning: [], environment: ["PGPASSWORD": "S3kr1tPwx9"])
+        redactor.scan("postgres://u:Other%20One@h/db")
+        #expect(redactor.redact("S3kr1tPwx9 Other One Other%20One") == "*** *** ***")
+    }
+}
