@@ -31,7 +31,8 @@ for (number, line) in readme.components(separatedBy: "\n").enumerated() {
                 if codeLine == "}" { declarations.append(open.joined(separator: "\n")); declaration = nil } else { declaration = open }
             } else if codeLine.hasPrefix("import ") {
                 imports.insert(codeLine)
-            } else if declarationStarts.contains(where: codeLine.hasPrefix) {
+            } else if declarationStarts.contains(where: codeLine.hasPrefix)
+                        || (codeLine.hasPrefix("@") && declarationStarts.contains { codeLine.contains(" " + $0) }) {
                 if codeLine.hasSuffix("}") { declarations.append(codeLine) } else { declaration = [codeLine] }
             } else {
                 body.append("    " + codeLine)

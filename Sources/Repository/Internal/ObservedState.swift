@@ -21,6 +21,16 @@ final class ObservedState<State: ValueHolding>: Observable, @unchecked Sendable 
     private var state: State
     private var observers = ObserverList<State.Root>()
     private let registrar = ObservationRegistrar()
+    /// Parts of the value read under Swift Observation, each with how to tell whether a change
+    /// of the value changed it (see ``ObservedPart``).
+    private var parts: [PartKey: (Any, Any) -> Bool] = [:]
+
+    /// A part of the value, as Swift Observation sees it: a key path `\.[part: key]`.
+    struct PartKey: Hashable, @unchecked Sendable {  // the components are immutable values
+        let path: [AnyHashable]
+    }
+
+    subscript(part key: PartKey) -> Int { 0 }
 
     init(_ state: State) {
         self.state = state
@@ -32,6 +42,19 @@ final class ObservedState<State: ValueHolding>: Observable, @unchecked Sendable 
         return lock.withLock { state.root }
     }
 
+    /// The value, without registering with Swift Observation.
+    func peek() -> State.Root {
+        lock.withLock { state.root }
+    }
+
+    /// Registers access to the part at `path` (nil: the whole value).
+    func registerAccess(part path: [AnyHashable]?, differs: @escaping (Any, Any) -> Bool) {
+        guard let path else { return registrar.access(self, keyPath: \.state) }
+        let key = PartKey(path: path)
+        lock.withLock { if parts[key] == nil { parts[key] = differs } }
+        registrar.access(self, keyPath: \.[part: key])
+    }
+
     /// Reads the state under the lock.
     func inspect<Result>(_ body: (State) -> Result) -> Result {
         lock.withLock { body(state) }
@@ -41,15 +64,18 @@ final class ObservedState<State: ValueHolding>: Observable, @unchecked Sendable 
     /// observers hear the change of the value, on behalf of `publish`'s author.
     @discardableResult
     func transition<Result>(_ body: (inout State) -> (publish: Author??, result: Result)) -> Result {
-        let (mustDeliver, didPublish, result) = lock.withLock { () -> (Bool, Bool, Result) in
+        let (mustDeliver, changedParts, result) = lock.withLock { () -> (Bool, [PartKey]?, Result) in
             let old = state.root
             let (publish, result) = body(&state)
-            guard let author = publish else { return (false, false, result) }
-            return (observers.publish(Update(old: old, new: state.root, author: author)), true, result)
+            guard let author = publish else { return (false, nil, result) }
+            let changed = parts.isEmpty ? [] : parts.filter { $0.value(old, state.root) }.map(\.key)
+            return (observers.publish(Update(old: old, new: state.root, author: author)), changed, result)
         }
-        if didPublish {
+        if let changedParts {
             registrar.willSet(self, keyPath: \.state)
+            for key in changedParts { registrar.willSet(self, keyPath: \.[part: key]) }
             registrar.didSet(self, keyPath: \.state)
+            for key in changedParts { registrar.didSet(self, keyPath: \.[part: key]) }
         }
         if mustDeliver { lock.deliver { observers.next() } }
         return result

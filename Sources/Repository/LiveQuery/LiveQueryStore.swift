@@ -26,7 +26,7 @@ where Element.ID: Comparable & Sendable {
 
     /// A handle onto the list.
     func handle() -> Var<Elements> {
-        Var(read: cell.read, modify: modify, subscribe: cell.subscribe, persistence: self)
+        Var(root: cell, modify: modify, persistence: self)
     }
 
     /// The list as it is now.

@@ -55,7 +55,9 @@ final class StatementCanceller: @unchecked Sendable {
         }
     }
 
-    /// Cancels `ticket`: its statement will not start, or the server is asked to stop it.
+    /// Cancels `ticket`: its statement will not start, or the server is asked to stop it —
+    /// again and again while it runs, since a request that arrives before the statement does
+    /// is ignored by the server.
     func cancel(_ ticket: Ticket) {
         let target = lock.withLock { () -> Handle? in
             ticket.isCancelled = true
@@ -64,9 +66,14 @@ final class StatementCanceller: @unchecked Sendable {
             return handle
         }
         guard let target else { return }
-        Thread.detachNewThread {
-            var message = [CChar](repeating: 0, count: 256)
-            _ = PQcancel(target.pointer, &message, Int32(message.count))
+        Thread.detachNewThread { [self] in
+            var pause: UInt32 = 20_000  // µs
+            repeat {
+                var message = [CChar](repeating: 0, count: 256)
+                _ = PQcancel(target.pointer, &message, Int32(message.count))
+                usleep(pause)
+                pause = min(pause * 2, 500_000)
+            } while lock.withLock({ running === ticket })
         }
     }
 }

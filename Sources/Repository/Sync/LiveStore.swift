@@ -35,7 +35,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
 
     /// A new handle onto the shared value.
     func handle() -> Var<Value> {
-        Var(read: cell.read, modify: modify, subscribe: cell.subscribe, persistence: self)
+        Var(root: cell, modify: modify, persistence: self)
     }
 
     var state: LiveState { cell.inspect(\.lifecycle) }

@@ -4,7 +4,7 @@ extension Var {
     /// A reference to the property at `keyPath`; writes go back into this value.
     /// Its observers run only when that property changed (compared with `==` when `Equatable`).
     public subscript<Part>(keyPath: any WritableKeyPath<Value, Part> & Sendable) -> Var<Part> {
-        projected(
+        projected(keyPath as AnyKeyPath,
             read: { $0[keyPath: keyPath] },
             write: { value, body in body(&value[keyPath: keyPath]) },
             deliver: { update in Self.changedPart(update.map { $0[keyPath: keyPath] }) })
@@ -23,7 +23,7 @@ extension Var where Value: MutableCollection & SendableMetatype, Value.Index: Se
     /// Reading or writing a position outside the collection traps, as for arrays; observers
     /// skip updates in which the position does not exist.
     public subscript(index: Value.Index) -> Var<Value.Element> {
-        projected(
+        projected((index as? any Hashable).map { AnyHashable($0) },
             read: { $0[index] },
             write: { collection, body in body(&collection[index]) },
             deliver: { update in
@@ -37,7 +37,7 @@ extension Var {
     /// A reference to the element with `id`, wherever it moves: nil once it is removed.
     /// Setting nil removes it; setting an element whose `id` is `id` replaces or appends it.
     public subscript<ID: Hashable & Sendable, Element>(id id: ID) -> Var<Element?> where Value == IdentifiedArray<ID, Element> {
-        projected(
+        projected(AnyHashable(IDComponent(id: id)),
             read: { $0[id: id] },
             write: { array, body in body(&array[id: id]) },
             deliver: { update in Self.changedPart(update.map { $0[id: id] }) })
@@ -47,7 +47,7 @@ extension Var {
     /// while the value is nil have nothing to write into and are dropped; so is writing nil
     /// into a property that is not optional.
     public subscript<Wrapped, Part>(keyPath: any WritableKeyPath<Wrapped, Part> & Sendable) -> Var<Part?> where Value == Wrapped? {
-        projected(
+        projected(keyPath as AnyKeyPath,
             read: { $0?[keyPath: keyPath] },
             write: { optional, body in
                 var part = optional?[keyPath: keyPath]
@@ -56,4 +56,9 @@ extension Var {
             },
             deliver: { update in Self.changedPart(update.map { $0?[keyPath: keyPath] }) })
     }
+}
+
+/// An id as a component of an observed part's path (apart from an index that equals it).
+private struct IDComponent<ID: Hashable>: Hashable {
+    let id: ID
 }

@@ -16,36 +16,48 @@
 /// the order the changes happened (see ``ObservableValue`` for other ways to receive them).
 /// `Var` is `Sendable` when its value is.
 public final class Var<Value>: ObservableValue {
-    private let read: () -> Value
+    /// Reads the value without registering with Swift Observation.
+    private let peek: () -> Value
     private let modify: (Author?, (inout Value) -> Void) -> Void
     private let subscribe: (Bool, @escaping @Sendable (Update<Value>) -> Void) -> Subscription
+    /// Where this value sits in its root, for Swift Observation.
+    private let part: ObservedPart
     /// What keeps this value in sync with a database, shared by every sub-reference.
     let persistence: (any VarPersistence)?
 
     /// A new root reference holding `initialValue`.
     public convenience init(_ initialValue: Value) {
         let store = VarStore(initialValue)
-        self.init(read: store.read, modify: store.modify, subscribe: store.subscribe)
+        self.init(root: store, modify: store.modify)
     }
 
-    init(read: @escaping () -> Value,
+    init(peek: @escaping () -> Value,
          modify: @escaping (Author?, (inout Value) -> Void) -> Void,
          subscribe: @escaping (Bool, @escaping @Sendable (Update<Value>) -> Void) -> Subscription,
+         part: ObservedPart,
          persistence: (any VarPersistence)? = nil) {
-        self.read = read
+        self.peek = peek
         self.modify = modify
         self.subscribe = subscribe
+        self.part = part
         self.persistence = persistence
     }
 
-    /// A root reference over `store`, kept in sync by `persistence`.
-    convenience init(store: VarStore<Value>, persistence: any VarPersistence) {
-        self.init(read: store.read, modify: store.modify, subscribe: store.subscribe, persistence: persistence)
+    /// A root reference over `cell` — a plain value, a live record, a live query — changed
+    /// through `modify`, kept in sync by `persistence`.
+    convenience init<State: ValueHolding>(root cell: ObservedState<State>, modify: @escaping (Author?, (inout Value) -> Void) -> Void,
+                                          persistence: (any VarPersistence)? = nil) where State.Root == Value {
+        self.init(peek: cell.peek, modify: modify, subscribe: cell.subscribe, part: ObservedPart(root: cell), persistence: persistence)
     }
 
-    /// The current value. Setting it notifies observers with no author.
+    /// The current value. Setting it notifies observers with no author. Read inside
+    /// `withObservationTracking` (or a SwiftUI view), it registers only this part of its root:
+    /// `person[\.name].value` is not invalidated by a change of the email.
     public var value: Value {
-        get { read() }
+        get {
+            part.registerAccess(differs: { hasChanged($0 as! Value, $1 as! Value) })  // swiftlint:disable:this force_cast
+            return peek()
+        }
         set { modify(nil) { $0 = newValue } }
     }
 
@@ -78,20 +90,23 @@ public final class Var<Value>: ObservableValue {
         return Subscription { withExtendedLifetime(persistence) { subscription.cancel() } }
     }
 
-    /// A reference to a part of this value, for a derived `Var` whose parent is `self`.
+    /// A reference to a part of this value, for a derived `Var` whose parent is `self`;
+    /// `component` names the part (a key path, an index, an id) for Swift Observation.
     func projected<Part>(
+        _ component: AnyHashable?,
         read project: @escaping (Value) -> Part,
         write: @escaping (inout Value, (inout Part) -> Void) -> Void,
         deliver: @escaping @Sendable (Update<Value>) -> Update<Part>?
     ) -> Var<Part> {
         Var<Part>(
-            read: { project(self.read()) },
+            peek: { project(self.peek()) },
             modify: { author, body in self.modify(author) { write(&$0, body) } },
             subscribe: { initial, handler in
                 self.subscribe(initial) { update in
                     if let part = deliver(update) { handler(part) }
                 }
             },
+            part: part.child(component) { project($0 as! Value) },  // swiftlint:disable:this force_cast
             persistence: persistence)
     }
 }

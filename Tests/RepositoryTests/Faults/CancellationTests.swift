@@ -22,14 +22,14 @@ struct CancellationTests {
     @Test("a cancelled pg_sleep(30) throws CancellationError within a second and is gone from the server")
     func cancelSleep() async throws {
         let task = Task { try await database.query("SELECT pg_sleep(30) /* cancel-me */") }
-        #expect(try await eventually { try await running("cancel-me") })
+        #expect(try await eventually(timeout: .seconds(60)) { try await running("cancel-me") })
         let start = ContinuousClock.now
         task.cancel()
         let outcome = await task.result
         let elapsed = ContinuousClock.now - start
         #expect(throws: CancellationError.self) { try outcome.get() }
         #expect(elapsed < .seconds(1), "cancelling took \(elapsed)")
-        #expect(try await eventually { try await !running("cancel-me") })
+        #expect(try await eventually(timeout: .seconds(60)) { try await !running("cancel-me") })
         print("cancel latency: \(elapsed)")
         // The pool goes on working.
         #expect(try await database.query("SELECT 1")[0].decode(Int.self, at: 0) == 1)
@@ -43,11 +43,11 @@ struct CancellationTests {
                 try await connection.query("SELECT pg_sleep(30) /* in-transaction */")
             }
         }
-        #expect(try await eventually { try await running("in-transaction") })
+        #expect(try await eventually(timeout: .seconds(60)) { try await running("in-transaction") })
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(try await database.query("SELECT count(*) FROM marks")[0].decode(Int.self, at: 0) == 0)
-        #expect(try await eventually { try await !running("in-transaction") })
+        #expect(try await eventually(timeout: .seconds(60)) { try await !running("in-transaction") })
     }
 
     @Test("a task cancelled before its statement starts never runs it")

@@ -1,0 +1,42 @@
+/// Where a `Var` sits in its root value, for Swift Observation: the path from the root (key
+/// paths, indices, ids), how to read this part from the root, and the root cell that registers
+/// access. Reading a part registers that part alone; the cell tells Observation about a change
+/// of a part only when the part's value changed.
+struct ObservedPart {
+    /// The components from the root; empty for the root; nil when a component cannot name a
+    /// part (then the parent's part is registered instead).
+    let path: [AnyHashable]?
+    /// This part of a root value (type-erased).
+    let project: (Any) -> Any
+    /// Registers access to a part of the root (nil: the whole root), with how to tell whether
+    /// a change of the root changed that part.
+    let register: ([AnyHashable]?, @escaping (Any, Any) -> Bool) -> Void
+
+    init<State: ValueHolding>(root cell: ObservedState<State>) {
+        path = []
+        project = { $0 }
+        register = { path, differs in cell.registerAccess(part: path, differs: differs) }
+    }
+
+    private init(path: [AnyHashable]?, project: @escaping (Any) -> Any, register: @escaping ([AnyHashable]?, @escaping (Any, Any) -> Bool) -> Void) {
+        self.path = path
+        self.project = project
+        self.register = register
+    }
+
+    /// The part named `component` of this one, read from this one's value with `read`.
+    func child(_ component: AnyHashable?, _ read: @escaping (Any) -> Any) -> ObservedPart {
+        guard let path, let component else {
+            return self  // cannot be told apart: register as the parent does
+        }
+        let project = self.project
+        return ObservedPart(path: path + [component], project: { read(project($0)) }, register: register)
+    }
+
+    /// Registers access to this part; `differs` compares two values of it.
+    func registerAccess(differs: @escaping (Any, Any) -> Bool) {
+        guard let path, !path.isEmpty else { return register(nil, { _, _ in true }) }
+        let project = self.project
+        register(path) { old, new in differs(project(old), project(new)) }
+    }
+}
