@@ -18,9 +18,12 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -34,6 +37,8 @@ let package = Package(
                 "CPostgres",
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strictSwift
         ),
@@ -62,6 +67,7 @@ let package = Package(
             dependencies: [
                 "Repository",
                 "AddressBookKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -76,7 +82,11 @@ let package = Package(
         // follower of one row from inside the partition test's network namespace.
         .executableTarget(
             name: "test-worker",
-            dependencies: ["Repository"],
+            dependencies: [
+                "Repository",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/TestWorker",
             swiftSettings: strictSwift
         ),
@@ -104,6 +114,9 @@ let package = Package(
                 "CPostgres",
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
         ),

@@ -20,7 +20,8 @@ do {
     switch arguments.first {
     case "sync": try await sync(Array(arguments.dropFirst()))
     case "follow": try await follow(Array(arguments.dropFirst()))
-    default: throw Usage("sync|follow …")
+    case "serve": try await serve(Array(arguments.dropFirst()))
+    default: throw Usage("sync|follow|serve …")
     }
     exit(0)
 } catch {

@@ -2,7 +2,8 @@
 --
 -- live.enable_change_notifications('t') now installs statement-level AFTER triggers with
 -- transition tables: a statement that changes 5,000 rows sends a few notifications listing
--- their keys and versions — {"table": …, "op": …, "keys": […], "versions": […]} — each under
+-- their keys and versions, and when the statement ran (µs since 1970, for measuring lag) —
+-- {"table": …, "op": …, "keys": […], "versions": […], "at": …} — each under
 -- PostgreSQL's 8,000-byte limit; all but the last say "more": true, so that listeners take one
 -- statement as one batch. TRUNCATE is announced too ({"table": …, "op": "truncate"}). The
 -- BEFORE UPDATE row trigger that bumps `version` stays. Every table that had the per-row
@@ -44,7 +45,8 @@ BEGIN
         FROM sized GROUP BY op, part ORDER BY op, part
     LOOP
         PERFORM pg_notify('live_changes', '{"table":' || target || ',"op":"' || chunk.op || '","keys":[' || chunk.keys
-            || '],"versions":[' || chunk.versions || ']' || CASE WHEN chunk.position < chunk.parts THEN ',"more":true' ELSE '' END || '}');
+            || '],"versions":[' || chunk.versions || '],"at":' || (extract(epoch FROM clock_timestamp()) * 1000000)::bigint
+            || CASE WHEN chunk.position < chunk.parts THEN ',"more":true' ELSE '' END || '}');
     END LOOP;
     RETURN NULL;
 END

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// A row change announced by PostgreSQL: which table, what happened, to which key, at which
 /// version. Only a hint — the data itself is always re-read from the table, so a forged
 /// notification can at most cause a needless read.
@@ -22,13 +24,30 @@ public struct Change: Sendable, Hashable, Decodable {
     public let key: ChangeKey
     /// The row's version after the change (before it, for a delete; 0 for a truncate).
     public let version: Int64
+    /// When the statement that made the change ran, as the server's clock says (announcements
+    /// since migration 0004 carry it); for measuring how long changes take to arrive.
+    public private(set) var madeAt: Date?
 
     /// A change of `key` in `table`.
-    public init(table: String, operation: Operation, key: ChangeKey, version: Int64) {
+    public init(table: String, operation: Operation, key: ChangeKey, version: Int64, madeAt: Date? = nil) {
         self.table = table
         self.operation = operation
         self.key = key
         self.version = version
+        self.madeAt = madeAt
+    }
+
+    /// Changes are the same when they say the same about the same row (whenever made).
+    public static func == (lhs: Change, rhs: Change) -> Bool {
+        (lhs.table, lhs.operation, lhs.key, lhs.version) == (rhs.table, rhs.operation, rhs.key, rhs.version)
+    }
+
+    /// Hashes what ``==(_:_:)`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(table)
+        hasher.combine(operation)
+        hasher.combine(key)
+        hasher.combine(version)
     }
 
     enum CodingKeys: String, CodingKey {

@@ -42,10 +42,11 @@ public final class ChangeFeed: Sendable {
     ///     before the connection counts as lost. With `pingInterval`, this bounds how long a
     ///     silent network partition goes unnoticed (20 s by default).
     ///   - maximumBackoff: the longest wait between reconnection attempts.
-    ///   - logger: receives outages and ignored notifications.
+    ///   - logger: receives outages (`.warning`), ignored notifications (`.info`, a few lines per
+    ///     five seconds at most) and connections (`.debug`); by default, nothing is logged.
     public init(_ configuration: ConnectionConfiguration, channel: String = ChangeFeed.defaultChannel,
                 pingInterval: Duration = .seconds(10), statementDeadline: Duration = .seconds(10), maximumBackoff: Duration = .seconds(2),
-                logger: Logger = Logger(label: "Repository.ChangeFeed")) {
+                logger: Logger = Logger(label: "swift-live-postgres", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.channel = channel
         // Recognizable in pg_stat_activity, apart from the pool's connections.
         var named = configuration

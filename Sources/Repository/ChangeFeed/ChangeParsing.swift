@@ -52,7 +52,7 @@ struct ChangeBatch {
         let operation: Change.Operation = previous.operation == change.operation || change.operation == .delete || change.operation == .truncate
             ? change.operation
             : (previous.operation == .update ? change.operation : .insert)
-        changes[index] = Change(table: change.table, operation: operation, key: change.key, version: change.version)
+        changes[index] = Change(table: change.table, operation: operation, key: change.key, version: change.version, madeAt: change.madeAt)
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -77,6 +77,8 @@ struct Announcement: Decodable {
     var keys: [ChangeKey]?
     var versions: [Int64]?
     var more: Bool?
+    /// When the statement ran, µs since 1970.
+    var at: Int64?
 
     struct Invalid: Error {
         let reason: String
@@ -100,9 +102,10 @@ struct Announcement: Decodable {
     }
 
     var changes: [Change] {
-        if op == .truncate { return [Change(table: table, operation: .truncate, key: .text(""), version: 0)] }
-        if let key, let version { return [Change(table: table, operation: op, key: key, version: version)] }
-        return zip(keys ?? [], versions ?? []).map { Change(table: table, operation: op, key: $0, version: $1) }
+        let madeAt = at.map { Date(timeIntervalSince1970: Double($0) / 1_000_000) }
+        if op == .truncate { return [Change(table: table, operation: .truncate, key: .text(""), version: 0, madeAt: madeAt)] }
+        if let key, let version { return [Change(table: table, operation: op, key: key, version: version, madeAt: madeAt)] }
+        return zip(keys ?? [], versions ?? []).map { Change(table: table, operation: op, key: $0, version: $1, madeAt: madeAt) }
     }
 
     /// The announcement, read without `JSONDecoder` when it has the usual shape.
@@ -126,6 +129,7 @@ struct Announcement: Decodable {
                 guard versions.count == values.count else { return nil }
                 announcement.versions = versions
             case ("more", .bool(let more)): announcement.more = more
+            case ("at", .number(let at)): announcement.at = at
             default: return nil
             }
         }

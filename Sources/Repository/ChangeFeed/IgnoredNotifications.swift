@@ -8,24 +8,31 @@ struct IgnoredNotifications {
     private var first: String?
     private var more = 0
 
-    /// Records one; returns a line to log now, if any.
-    mutating func record(payload: String, reason: String, at now: ContinuousClock.Instant = .now) -> String? {
+    /// A line to log: a message, and its details as metadata (escaped for terminals).
+    struct Line: Equatable {
+        var message: String
+        var metadata: [String: String]
+    }
+
+    /// Records one; returns the lines to log now.
+    mutating func record(payload: String, reason: String, at now: ContinuousClock.Instant = .now) -> [Line] {
         let summary = flush(at: now)
         let description = "\(TerminalText.escaped(payload, limit: 120)) (\(reason))"
         guard windowStart != nil else {
             windowStart = now
             first = description
-            return [summary, "ignored a notification: \(description)"].compactMap { $0 }.joined(separator: "\n")
+            return summary + [Line(message: "ignored a notification that is not a change announcement", metadata: ["payload": description])]
         }
         more += 1
         return summary
     }
 
     /// The summary of a window that has passed, if it counted any; starts a new window.
-    mutating func flush(at now: ContinuousClock.Instant = .now) -> String? {
-        guard let start = windowStart, now - start >= Self.window else { return nil }
+    mutating func flush(at now: ContinuousClock.Instant = .now) -> [Line] {
+        guard let start = windowStart, now - start >= Self.window else { return [] }
         defer { (windowStart, first, more) = (nil, nil, 0) }
-        guard more > 0, let first else { return nil }
-        return "ignored \(more.formatted()) more malformed notifications in the last \(Self.window.components.seconds) s; the first: \(first)"
+        guard more > 0, let first else { return [] }
+        return [Line(message: "ignored more notifications that are not change announcements",
+                     metadata: ["count": "\(more)", "seconds": "\(Self.window.components.seconds)", "first": first])]
     }
 }

@@ -53,7 +53,7 @@ final class ListenLoop {
             var descriptors = [pollfd(fd: feed.socket, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&descriptors, 2, Self.milliseconds(pingInterval))
-            if let summary = ignored.flush() { logger.warning("\(summary)") }
+            for line in ignored.flush() { logger.info("\(line.message)", metadata: line.metadata.mapValues { .string($0) }) }
             if ready < 0 { continue }  // EINTR
             if descriptors[1].revents != 0 { continue }  // stop() was called
             if ready == 0 {
@@ -92,7 +92,7 @@ final class ListenLoop {
     private func reportOutage(_ error: PostgresError) {
         guard !isInOutage else { return }
         isInOutage = true
-        logger.warning("change feed disconnected; reconnecting", metadata: ["error": "\(error)"])
+        logger.warning("change feed lost its connection; reconnecting", metadata: ["error": "\(error)", "sqlstate": "\(error.sqlState ?? "-")"])
         emit(.disconnected(error))
     }
 
@@ -113,7 +113,9 @@ final class ListenLoop {
             }
             guard !batch.isEmpty else { return }
             for (payload, reason) in batch.ignored {
-                if let line = ignored.record(payload: payload, reason: reason) { logger.warning("\(line)") }
+                for line in ignored.record(payload: payload, reason: reason) {
+                    logger.info("\(line.message)", metadata: line.metadata.mapValues { .string($0) })
+                }
                 emit(.ignored(payload: payload, reason: reason))
             }
             guard !batch.changes.isEmpty else { continue }

@@ -13,6 +13,8 @@ protocol AnyLiveStore: AnyObject, Sendable {
     /// For an aggregate: whether this announcement of a child row it holds may change it; nil
     /// when the row is not one of its children.
     func isStale(afterChildChange change: Change) -> Bool?
+    /// Waits until the edits made so far are settled (see ``LiveStore/save()``).
+    func save() async throws
     /// Re-reads these stores (all of this one's type) in one numbered read and applies the rows.
     func refresh(_ stores: [any AnyLiveStore]) async throws
     /// The same, through the change feed's connection, on its thread.
@@ -37,13 +39,17 @@ extension LiveStore: AnyLiveStore {
     func refresh(_ stores: [any AnyLiveStore]) async throws {
         let typed = stores.compactMap { $0 as? LiveStore<Table> }
         let number = sequenceNumber()
-        Self.apply(try await table.read(typed.map(\.id)), to: typed, sequence: number)
+        let rows = try await table.read(typed.map(\.id))
+        countReread(rows.count)
+        Self.apply(rows, to: typed, sequence: number)
     }
 
     func refresh(_ stores: [any AnyLiveStore], using query: FeedQuery) throws {
         let typed = stores.compactMap { $0 as? LiveStore<Table> }
         let number = sequenceNumber()
-        Self.apply(try table.read(typed.map(\.id), using: query), to: typed, sequence: number)
+        let rows = try table.read(typed.map(\.id), using: query)
+        countReread(rows.count)
+        Self.apply(rows, to: typed, sequence: number)
     }
 
     /// Applies rows read as number `sequence`; a store whose row did not come back was deleted.

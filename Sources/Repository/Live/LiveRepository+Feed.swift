@@ -138,6 +138,13 @@ extension LiveRepository: ChangeFeedReader {
 
     /// Re-reads the announced rows that live handles hold, on the feed's thread and connection.
     func refresh(_ changes: [Change], using query: FeedQuery) {
+        metrics.notifications.increment(by: changes.count)
+        defer {
+            // From the statement to its changes applied here.
+            if let earliest = changes.compactMap(\.madeAt).min() {
+                metrics.lag.recordNanoseconds(Int64(max(0, Date().timeIntervalSince(earliest)) * 1_000_000_000))
+            }
+        }
         // Queries over records read the announced rows of their tables with their contents and
         // give them to the stores: those stores need no read of their own.
         let readByQueries = notifyQueries(of: changes)

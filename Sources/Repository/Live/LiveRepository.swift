@@ -1,4 +1,6 @@
 import Foundation
+public import CoreMetrics
+public import Logging
 
 /// Live handles onto rows: `read(id:)` returns a ``Var`` that writes through to its row and
 /// follows changes made by any process.
@@ -27,12 +29,24 @@ public final class LiveRepository: Sendable {
     /// The pool reads and writes go through.
     public let database: Database
     /// Problems nobody awaited — failed writes, conflicts, writes to deleted rows — and the
-    /// change feed's outages and recoveries.
-    public let errors: AsyncStream<LiveRecordError>
+    /// change feed's outages and recoveries. Every access is a new subscriber that gets every
+    /// error reported from then on; one that does not read keeps at most 1,000 (the oldest are
+    /// dropped and counted in ``droppedErrors``).
+    public var errors: AsyncStream<LiveRecordError> { broadcast.stream() }
+
+    /// Errors dropped because a subscriber of ``errors`` had 1,000 unread.
+    public var droppedErrors: Int { broadcast.dropped }
+
+    /// Where this repository logs (the database's logger unless another was given).
+    public let logger: Logger
 
     let policy: ConflictPolicy
     let feed: ChangeFeed
+    let broadcast = ErrorBroadcast()
     let report: @Sendable (LiveRecordError) -> Void
+    let metrics: LiveMetrics
+    /// What every live value shares.
+    let context: LiveContext
     /// Numbers every read as it starts, so that reads apply in the order they started.
     let sequence = ReadSequence()
     let stores = Locked<[StoreKey: WeakStore]>([:])
@@ -74,14 +88,25 @@ public final class LiveRepository: Sendable {
 
     /// A repository over `database`, listening for changes on the channel the installed
     /// triggers use.
+    /// - Parameters:
+    ///   - logger: where to log; the database's logger when nil.
+    ///   - metricsFactory: where metrics go; the database's when nil.
     public init(_ database: Database, conflictPolicy: ConflictPolicy = .databaseWins,
-                channel: String = ChangeFeed.defaultChannel) {
+                channel: String = ChangeFeed.defaultChannel, logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil) {
         self.database = database
         self.policy = conflictPolicy
-        let (errors, continuation) = AsyncStream<LiveRecordError>.makeStream()
-        self.errors = errors
-        self.report = { continuation.yield($0) }
-        feed = ChangeFeed(database.configuration, channel: channel)
+        let logger = logger ?? database.logger
+        self.logger = logger
+        let metrics = LiveMetrics(factory: metricsFactory ?? database.metrics.factory)
+        self.metrics = metrics
+        let broadcast = broadcast
+        let report: @Sendable (LiveRecordError) -> Void = { error in
+            broadcast.publish(error)
+            Self.log(error, to: logger, metrics: metrics)
+        }
+        self.report = report
+        context = LiveContext(sequence: sequence, policy: conflictPolicy, report: report, metrics: metrics)
+        feed = ChangeFeed(database.configuration, channel: channel, logger: logger)
         let events = feed.events
         defer { feed.reader.set(self) }  // announced rows are re-read on the feed's thread
         listener.withLock {
@@ -96,7 +121,8 @@ public final class LiveRepository: Sendable {
 
     deinit { close() }
 
-    /// Stops following changes. Handles keep their values; writes still go through.
+    /// Stops following changes. Handles keep their values; writes still go through. To let
+    /// pending writes finish first, use ``shutdown(timeout:)``.
     public func close() {
         feed.stop()
         listener.withLock { $0?.cancel() }
@@ -145,8 +171,8 @@ public final class LiveRepository: Sendable {
             }
             guard let row else { continue }
             let (store, isNew) = register(keys[index]) {
-                LiveStore(id: ids[index], committed: row, readAs: number, table: table, sequence: sequence, policy: policy,
-                          report: report, committedChanged: { [key = keys[index]] in committedChanged(key, $0) })
+                LiveStore(id: ids[index], committed: row, readAs: number, table: table, context: context,
+                          committedChanged: { [key = keys[index]] in committedChanged(key, $0) })
             }
             if isNew { committedChanged(keys[index], row) } else { store.applyRead(row, sequence: number) }
             found[index] = store
@@ -162,6 +188,7 @@ public final class LiveRepository: Sendable {
             if let raced = stores[key]?.store as? Store { return (raced, false) }
             let fresh = make()
             stores[key] = WeakStore(store: fresh)
+            metrics.liveValues.record(stores.count)
             pruneAt.withLock { threshold in
                 // Amortized: the map never holds more than about twice the live stores.
                 guard stores.count > threshold else { return }

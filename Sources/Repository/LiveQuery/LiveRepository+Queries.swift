@@ -58,6 +58,7 @@ extension LiveRepository {
             for (sql, values) in predicate.selectRows(from: table.quoted, among: ids) {
                 let result = try await database.query(sql, values)
                 reads.withLock { $0.queries += 1; $0.rows += result.count }
+                metrics.rowsReread.increment(by: result.count)
                 for row in result {
                     let (record, version) = try RecordTable<R>.decode(row)
                     rows[record.id] = Committed(value: record, version: version)

@@ -1,3 +1,6 @@
+public import CoreMetrics
+public import Logging
+public import ServiceLifecycle
 
 /// A pool of connections to one PostgreSQL database, shared by concurrent tasks.
 ///
@@ -5,6 +8,11 @@
 /// (cancellably) for one to come back. Broken connections are dropped, never reused; when one
 /// turns out to be lost, the idle ones — likely lost with it, as in a server restart — are
 /// dropped too. Connections idle for longer than ``idleTimeout`` are closed.
+///
+/// In a server, run it in a `ServiceGroup` (it is a `Service`): ``run()`` closes idle
+/// connections as they time out, and closes the pool at graceful shutdown. Metrics go to
+/// swift-metrics (`postgres_pool_connections`, `postgres_pool_waiters`,
+/// `postgres_pool_wait_duration`, `postgres_statement_duration`, `postgres_statement_errors`).
 ///
 /// ```swift
 /// let database = try Database(.environment())
@@ -18,15 +26,27 @@ public final class Database: Sendable {
     /// How long a connection may sit idle before the pool closes it.
     public let idleTimeout: Duration
 
+    /// Where the pool, and the live repositories over it, log. Routine events go to `.debug` and
+    /// `.info`, faults to `.warning`; by default nothing is logged.
+    public let logger: Logger
+
     private let pool: Locked<PoolState>
+    let metrics: PostgresMetrics
 
     /// A pool over `configuration` that opens at most `maximumConnections` connections and
     /// closes those idle for longer than `idleTimeout`.
-    public init(_ configuration: ConnectionConfiguration, maximumConnections: Int = 8, idleTimeout: Duration = .seconds(300)) {
+    /// - Parameters:
+    ///   - logger: where to log (by default, nowhere).
+    ///   - metricsFactory: where metrics go (by default, swift-metrics' bootstrapped backend).
+    public init(_ configuration: ConnectionConfiguration, maximumConnections: Int = 8, idleTimeout: Duration = .seconds(300),
+                logger: Logger = Logger(label: "swift-live-postgres", factory: { _ in SwiftLogNoOpLogHandler() }),
+                metricsFactory: (any MetricsFactory)? = nil) {
         precondition(maximumConnections > 0, "a pool needs at least one connection")
         self.configuration = configuration
         self.maximumConnections = maximumConnections
         self.idleTimeout = idleTimeout
+        self.logger = logger
+        self.metrics = PostgresMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.pool = Locked(PoolState())
     }
 
@@ -52,7 +72,15 @@ public final class Database: Sendable {
     @discardableResult
     public func query(_ sql: String, _ parameters: [any SQLValueConvertible] = []) async throws -> QueryResult {
         let values = parameters.map(\.sqlValue)
-        return try await retryingUnsent { try await withConnection { try await $0.query(sql, values: values) } }
+        let start = ContinuousClock.now
+        do {
+            let result = try await retryingUnsent { try await withConnection { try await $0.query(sql, values: values) } }
+            metrics.statementDuration.recordSince(start)
+            return result
+        } catch {
+            metrics.statementFailed(error)
+            throw error
+        }
     }
 
     /// Runs `body`; if its first statement found its connection lost before sending anything,
@@ -63,6 +91,14 @@ public final class Database: Sendable {
         } catch let error as PostgresError where error.kind == .connectionLost && error.statementWasNotSent {
             return try await body()
         }
+    }
+
+    /// Updates the pool's gauges.
+    private func recordPool() {
+        let (idle, open, waiting) = pool.withLock { ($0.idle.count, $0.openCount, $0.waiters.count) }
+        metrics.connectionsIdle.record(idle)
+        metrics.connectionsInUse.record(open - idle)
+        metrics.waiters.record(waiting)
     }
 
     /// Closes idle connections and refuses new work; connections in use close when returned.
@@ -81,7 +117,15 @@ public final class Database: Sendable {
 
     private func acquire() async throws -> Connection {
         // Fast path: an idle connection, with no continuation or cancellation handler.
-        if let idle = pool.withLock({ $0.isClosed ? nil : $0.takeIdle(idleTimeout: idleTimeout) }) { return idle }
+        if let idle = pool.withLock({ $0.isClosed ? nil : $0.takeIdle(idleTimeout: idleTimeout) }) {
+            recordPool()
+            return idle
+        }
+        let start = ContinuousClock.now
+        defer {
+            metrics.waitTime.recordSince(start)
+            recordPool()
+        }
         let id = pool.withLock { state in state.nextWaiterID += 1; return state.nextWaiterID }
         let granted: Connection? = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -117,10 +161,33 @@ public final class Database: Sendable {
             if lost { state.dropIdle() }
             return state.checkIn(reusable ? connection : nil)
         }
+        if lost { logger.info("a pooled connection was lost; dropped the idle ones", metadata: ["server": "\(configuration)"]) }
+        recordPool()
         switch handOff {
         case .toWaiter(let waiter, let connection): waiter.resume(returning: connection)
         case .none: break
         }
+    }
+}
+
+extension Database: Service {
+    /// Closes connections that outlive ``idleTimeout`` while they sit idle, until graceful
+    /// shutdown (or cancellation); then closes the pool.
+    public func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: min(idleTimeout, .seconds(30)))
+                    let expired = pool.withLock { $0.dropExpired(idleTimeout: idleTimeout) }
+                    if expired > 0 { logger.debug("closed idle connections", metadata: ["count": "\(expired)"]) }
+                    recordPool()
+                }
+            }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
+        close()
+        logger.debug("pool closed", metadata: ["server": "\(configuration)"])
     }
 }
 
@@ -151,6 +218,13 @@ private struct PoolState {
 
     /// The most recently used idle connection, after closing those idle for longer than `idleTimeout`.
     mutating func takeIdle(idleTimeout: Duration) -> Connection? {
+        dropExpired(idleTimeout: idleTimeout)
+        return idle.popLast()?.connection
+    }
+
+    /// Closes the connections idle for longer than `idleTimeout`; how many.
+    @discardableResult
+    mutating func dropExpired(idleTimeout: Duration) -> Int {
         let now = ContinuousClock.now
         let expired = idle.prefix { now - $0.since > idleTimeout }.count
         if expired > 0 {
@@ -158,7 +232,7 @@ private struct PoolState {
             idle.removeFirst(expired)
             openCount -= expired
         }
-        return idle.popLast()?.connection
+        return expired
     }
 
     /// Drops every idle connection (they close when released).

@@ -16,19 +16,21 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     let keyText: String
     private let sequence: ReadSequence
     private let report: @Sendable (LiveRecordError) -> Void
+    private let metrics: LiveMetrics
     /// Told each newly committed state (aggregates keep their child routes current with it).
     private let committedChanged: @Sendable (Committed<Content>) -> Void
     private let cell: ObservedState<SyncState<Content>>
     private let waiters = Locked<(next: Int, waiting: [Int: CheckedContinuation<Void, any Error>])>((0, [:]))
 
-    init(id: Table.ID, committed: Committed<Content>, readAs sequenceNumber: UInt64, table: Table, sequence: ReadSequence,
-         policy: ConflictPolicy, report: @escaping @Sendable (LiveRecordError) -> Void,
+    init(id: Table.ID, committed: Committed<Content>, readAs sequenceNumber: UInt64, table: Table, context: LiveContext,
          committedChanged: @escaping @Sendable (Committed<Content>) -> Void = { _ in }) {
         self.id = id
         self.table = table
         self.keyText = LiveRepository.keyText(id)
-        self.sequence = sequence
-        self.report = report
+        self.sequence = context.sequence
+        self.report = context.report
+        self.metrics = context.metrics
+        let policy = context.policy
         self.committedChanged = committedChanged
         cell = ObservedState(SyncState(table: table.qualifiedName, key: keyText, policy: policy, committed: committed, sequence: sequenceNumber))
     }
@@ -114,6 +116,9 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     /// Numbers a read about to start.
     func sequenceNumber() -> UInt64 { sequence.next() }
 
+    /// Counts rows re-read for metrics.
+    func countReread(_ rows: Int) { metrics.rowsReread.increment(by: rows) }
+
     /// Applies a read that started as number `sequence` (nil: the row is gone).
     func applyRead(_ row: Committed<Content>?, sequence: UInt64) {
         transition { $0.applyRead(row, sequence: sequence) }
@@ -134,8 +139,10 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     private func writeLoop() async {
         while let write = nextWrite() {
             let outcome: WriteOutcome<Content>
+            let start = ContinuousClock.now
             do {
                 outcome = try await table.write(write, id: id)
+                metrics.writeDuration.recordSince(start)
             } catch {
                 let failure = error as? PostgresError ?? PostgresError(.server, "\(error)")
                 transition { $0.writeFailed(.writeFailed(table: table.qualifiedName, key: keyText, failure)) }

@@ -1,0 +1,67 @@
+public import ServiceLifecycle
+import Logging
+
+extension LiveRepository: Service {
+    /// Runs until graceful shutdown (SIGTERM in a `ServiceGroup`) or cancellation, then
+    /// ``shutdown(timeout:)``: pending writes are flushed — for at most ``shutdownTimeout`` —
+    /// and the change feed stops. The database is a service of its own: put it before the
+    /// repository in the group, so that it closes after the repository has flushed.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown(timeout: Self.shutdownTimeout)
+    }
+
+    /// How long ``run()`` lets pending writes finish at shutdown.
+    public static var shutdownTimeout: Duration { .seconds(10) }
+
+    /// Waits until every live value's pending writes are committed (or failed), at most
+    /// `timeout`, then stops following changes. Returns whether everything settled in time.
+    @discardableResult
+    public func shutdown(timeout: Duration = LiveRepository.shutdownTimeout) async -> Bool {
+        let live = stores.withLock { $0.values.compactMap(\.store) }
+        logger.debug("flushing pending writes", metadata: ["live_values": "\(live.count)"])
+        let settled = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await withTaskGroup(of: Void.self) { saves in
+                    for store in live { saves.addTask { try? await store.save() } }
+                }
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        if !settled { logger.warning("pending writes did not finish before shutdown", metadata: ["timeout": "\(timeout)"]) }
+        close()
+        broadcast.finish()
+        return settled
+    }
+
+    /// Logs a reported error at its level, with its table and key as metadata, and counts it.
+    static func log(_ error: LiveRecordError, to logger: Logger, metrics: LiveMetrics) {
+        switch error {
+        case .conflict(let table, let key, let columns, _, _, let policy):
+            metrics.conflicts.increment()
+            logger.info("write conflict", metadata: ["table": "\(table)", "key": "\(key)", "columns": "\(columns.joined(separator: ","))",
+                                                     "policy": "\(policy)"])
+        case .writeFailed(let table, let key, let failure):
+            logger.warning("write failed and was reverted", metadata: ["table": "\(table)", "key": "\(key)",
+                                                                        "sqlstate": "\(failure.sqlState ?? "-")", "error": "\(failure)"])
+        case .refreshFailed(let table, let failure):
+            logger.warning("re-reading changed rows failed", metadata: ["table": "\(table)", "error": "\(failure)"])
+        case .deleted(let table, let key):
+            logger.info("edit of a deleted row", metadata: ["table": "\(table)", "key": "\(key)"])
+        case .changeFeedReconnected:
+            metrics.reconnects.increment()
+            logger.info("change feed listening again; live values re-read")
+        case .membershipIsReadOnly(let table):
+            logger.info("edit of a live query's membership undone", metadata: ["table": "\(table)"])
+        case .changeFeedDisconnected, .notFound:
+            break  // the feed logs its outages; a missing row is thrown to its reader
+        }
+    }
+}
