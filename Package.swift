@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(
@@ -39,6 +41,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSwift
         ),
@@ -67,7 +71,7 @@ let package = Package(
             dependencies: [
                 "Repository",
                 "AddressBookKit",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -101,7 +105,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ReadmeExamplesTests",
-            dependencies: ["Repository", "AddressBookKit"],
+            dependencies: [
+                "Repository", "AddressBookKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             // The generated file holds README snippets, which may leave values unused.
             swiftSettings: strictSwift + [.unsafeFlags(["-suppress-warnings"])],
             plugins: ["ReadmeExamples"]

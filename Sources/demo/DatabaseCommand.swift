@@ -5,8 +5,19 @@ import Repository
 /// `demo db status|stop|reset`: the demo's own PostgreSQL server.
 struct DatabaseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "db", abstract: "The demo's local PostgreSQL server: status, stop, reset.",
-        subcommands: [Status.self, Stop.self, Reset.self])
+        commandName: "db", abstract: "The demo's local PostgreSQL server: status, url, stop, reset.",
+        subcommands: [Status.self, URL.self, Stop.self, Reset.self])
+
+    struct URL: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a connection string for the demo's database (starting the local server if needed), for DATABASE_URL.")
+
+        func run() async throws {
+            if let url = ProcessInfo.processInfo.environment["DATABASE_URL"] { return print(url) }
+            let server = try await LocalServer.start(.persistent(directory: DemoSession.localDirectory))
+            print("host=\(conninfoQuoted(server.socketDirectory)) port=\(server.port) user=\(server.superuser) dbname=postgres")
+        }
+    }
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Say which database the demo uses, and whether it is up.")
@@ -88,4 +99,10 @@ struct DatabaseStatus: Encodable {
 func shellQuoted(_ text: String) -> String {
     let plain = text.allSatisfy { $0.isLetter || $0.isNumber || "/._-+:@%".contains($0) }
     return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
+
+/// `text` as a libpq conninfo value: as it is when plain, else single-quoted with \\ and \' escaped.
+func conninfoQuoted(_ text: String) -> String {
+    let plain = !text.isEmpty && text.allSatisfy { !$0.isWhitespace && $0 != "'" && $0 != "\\" }
+    return plain ? text : "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
 }

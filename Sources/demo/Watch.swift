@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import IdentifiedCollections
 import Repository
+import UnixSignals
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,6 +18,8 @@ struct Watch: AsyncParsableCommand {
         defer { session.close() }
         let screen = Screen(json: output.json)
         let quit = QuitSignal()
+        let trap = await quit.trapSignals()
+        defer { trap.cancel() }
         screen.begin()
         defer { screen.end() }
         let subscription: Subscription
@@ -96,41 +99,48 @@ final class Screen: Sendable {
 }
 
 /// Ctrl-C (SIGINT), SIGTERM, or `fire()` — whichever comes first ends `wait()`.
-final class QuitSignal: @unchecked Sendable {
-    // @unchecked: `continuation` and `fired` are touched only under `lock`.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Void, Never>?
-    private var fired = false
-    private var sources: [any DispatchSourceSignal] = []
+final class QuitSignal: Sendable {
+    private let state = Locked<(fired: Bool, continuation: CheckedContinuation<Void, Never>?)>((false, nil))
 
-    init() {
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)  // handled below instead of killing the process
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { [weak self] in self?.fire() }
-            source.resume()
-            sources.append(source)
+    /// Starts trapping SIGINT and SIGTERM (ServiceLifecycle's `UnixSignalsSequence`), so
+    /// they end the wait instead of killing the process.
+    func trapSignals() async -> Task<Void, Never> {
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        return Task { [weak self] in
+            for await _ in signals {
+                self?.fire()
+                return
+            }
         }
     }
 
     func fire() {
-        lock.lock()
-        fired = true
-        let waiting = continuation
-        continuation = nil
-        lock.unlock()
-        waiting?.resume()
+        state.withLock { state in
+            state.fired = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }?.resume()
     }
 
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            if fired {
-                lock.unlock()
-                return continuation.resume()
+            let fired = state.withLock { state in
+                if !state.fired { state.continuation = continuation }
+                return state.fired
             }
-            self.continuation = continuation
-            lock.unlock()
+            if fired { continuation.resume() }
         }
+    }
+}
+
+/// A value only read or written under its lock.
+final class Locked<State>: @unchecked Sendable {  // `state` is only touched under `lock`
+    private let lock = NSLock()
+    private var state: State
+    init(_ state: State) { self.state = state }
+    func withLock<R>(_ body: (inout State) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
     }
 }

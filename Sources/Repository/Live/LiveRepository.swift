@@ -89,6 +89,9 @@ public final class LiveRepository: Sendable {
     /// A repository over `database`, listening for changes on the channel the installed
     /// triggers use.
     /// - Parameters:
+    ///   - database: the pool reads and writes go through.
+    ///   - conflictPolicy: what happens when another writer changed a column this process edited.
+    ///   - channel: the NOTIFY channel the installed triggers use.
     ///   - logger: where to log; the database's logger when nil.
     ///   - metricsFactory: where metrics go; the database's when nil.
     public init(_ database: Database, conflictPolicy: ConflictPolicy = .databaseWins,

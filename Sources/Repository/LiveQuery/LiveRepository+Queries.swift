@@ -13,16 +13,18 @@ extension LiveRepository {
     /// ```
     ///
     /// - Parameters:
+    ///   - type: the record type.
     ///   - condition: A boolean SQL expression over the table's columns, or nil for every row.
     ///     It is **trusted SQL**, spliced into the query: write it in your code, never build it
     ///     from input — values go in `parameters`, as `$1`, `$2`…. It must be one expression (a
     ///     `)` closing more than it opened, or a `;`, is refused with
     ///     ``PostgresError/Kind/invalidStatement``) and depend on the row alone — no subquery over
     ///     other rows — because changed rows are checked one by one.
+    ///   - parameters: the values of `$1`, `$2`… in `condition`.
     ///   - orderBy: Sort keys, compared in Swift; ties are ordered by id.
     /// - Throws: ``PostgresError`` for a condition that is not one expression, or the server's error.
     /// - Returns: A `Var` whose elements are live handles: `result[id: x]` writes through like
-    ///   ``read(_:id:)``. Elements join and leave only through the database; adding, removing
+    ///   `read(_:id:)`. Elements join and leave only through the database; adding, removing
     ///   or moving one in the result is undone and reported (``LiveRecordError/membershipIsReadOnly(table:)``).
     public func readAll<R: Record & Equatable>(
         _ type: R.Type = R.self, where condition: String? = nil, parameters: [any SQLValueConvertible] = [],

@@ -1,4 +1,10 @@
 import Foundation
+import Subprocess
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
 
 /// Runs programs for the local server with `posix_spawn`, off Swift's cooperative thread pool.
 enum ShellCommand {
@@ -7,22 +13,35 @@ enum ShellCommand {
 
     static var isRoot: Bool { geteuid() == 0 }
 
-    /// Runs `program` (as ``serverAccount`` when root) on a thread of its own and returns its
-    /// combined output; throws with that output when it exits non-zero.
+    /// Runs `program` (as ``serverAccount`` when root) with swift-subprocess, which waits without
+    /// blocking Swift's cooperative pool, and returns its combined output; throws with the
+    /// line stating the cause when it exits non-zero.
     static func run(_ program: String, _ arguments: [String], asServerAccount: Bool = true) async throws -> String {
         let name = URL(fileURLWithPath: program).lastPathComponent
         let (program, arguments) = asServerAccount && isRoot
             ? ("/usr/sbin/runuser", ["-u", serverAccount, "--", program] + arguments)
             : (program, arguments)
-        return try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(with: Result { try runSync(program, arguments, name: name) })
-            }
-            thread.start()
+        let result: ExecutionRecord
+        do {
+            let run = try await Subprocess.run(.path(FilePath(program)), arguments: Arguments(arguments),
+                                               output: .string(limit: 1 << 20), error: .combinedWithOutput)
+            result = ExecutionRecord(status: run.terminationStatus, output: run.standardOutput)
+        } catch {
+            throw LocalServerError("could not run \(program): \(error)")
         }
+        guard case .exited(0) = result.status else {
+            throw LocalServerError("\(name) failed (\(result.status)): \(cause(in: result.output))", output: result.output)
+        }
+        return result.output
     }
 
-    /// Runs `program`, collects its output and waits for it; blocks the calling thread.
+    private struct ExecutionRecord {
+        let status: TerminationStatus
+        let output: String
+    }
+
+    /// Runs `program`, collects its output and waits for it; blocks the calling thread (for
+    /// callers that are on a thread of their own, never on Swift's cooperative pool).
     static func runSync(_ program: String, _ arguments: [String], name: String? = nil) throws -> String {
         var fds: [Int32] = [-1, -1]
         // Only the dup2'd copies may reach the child: a daemon it starts (the postmaster)

@@ -36,6 +36,9 @@ public final class Database: Sendable {
     /// A pool over `configuration` that opens at most `maximumConnections` connections and
     /// closes those idle for longer than `idleTimeout`.
     /// - Parameters:
+    ///   - configuration: where to connect.
+    ///   - maximumConnections: the most connections open at once.
+    ///   - idleTimeout: how long a connection may sit idle before it is closed.
     ///   - logger: where to log (by default, nowhere).
     ///   - metricsFactory: where metrics go (by default, swift-metrics' bootstrapped backend).
     public init(_ configuration: ConnectionConfiguration, maximumConnections: Int = 8, idleTimeout: Duration = .seconds(300),

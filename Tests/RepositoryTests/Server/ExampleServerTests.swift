@@ -1,0 +1,89 @@
+import AddressBookKit
+import Foundation
+@testable import Repository
+import Testing
+
+/// `Examples/LiveServer` end to end, with curl against a real PostgreSQL: JSON reads, a PATCH
+/// written through a live handle, a 409 with both values, and a psql change arriving on an open
+/// event stream. `.ci/run` builds the example first; without the build this suite does not run.
+@Suite("Example server", .enabled(if: ExampleServer.isBuilt))
+struct ExampleServerTests {
+    static let binary = ExampleServer.binary
+    static let curl = ExampleServer.curl
+
+    /// Runs curl with `arguments`; its standard output.
+    func curl(_ arguments: String...) throws -> String {
+        let child = try ChildProcess(Self.curl!, ["-s", "--max-time", "20"] + arguments, environment: [:])
+        let output = String(decoding: child.readOutput(), as: UTF8.self)
+        _ = child.wait()
+        return output
+    }
+
+    @Test("GET, PATCH (200 and 409), Server-Sent Events of changes made elsewhere, 404, and a clean SIGTERM")
+    func endToEnd() async throws {
+        let database = try await TestServer.makeDatabase()
+        let url = try await TestServer.connectionString(database: database.name())
+        let book = AddressBook(database)
+        try await AddressBook.migrations().migrate(database)
+        let ada = try await book.addPerson(name: "Ada", streets: ["12 St James's Square"])
+        let id = ada.value.id
+        let port = try FreePort.find()
+        let base = "http://127.0.0.1:\(port)"
+        let server = try ChildProcess(Self.binary, [], environment: ProcessInfo.processInfo.environment.merging(
+            ["DATABASE_URL": url, "PORT": String(port), "LOG_LEVEL": "warning"]) { $1 })
+        defer { if server.exitStatusIfExited() == nil { kill(server.pid, SIGKILL); _ = server.wait() } }
+        #expect(try await eventually(timeout: .seconds(60)) { try curl("\(base)/people").contains("Ada") })
+
+        let one = try JSONDecoder().decode(AddressBookKit.Person.self, from: Data(try curl("\(base)/people/\(id)").utf8))
+        #expect(one.name == "Ada" && one.addresses.map(\.street) == ["12 St James's Square"])
+        #expect(try curl("-o", "/dev/null", "-w", "%{http_code}", "\(base)/people/999999") == "404")
+
+        let patched = try curl("-X", "PATCH", "-H", "Content-Type: application/json", "-d", #"{"name":"Ada Lovelace"}"#, "\(base)/people/\(id)")
+        #expect(patched.contains("Ada Lovelace"), "\(patched)")
+        #expect(try await database.query("SELECT name FROM people WHERE id = $1", [id])[0].decode(String.self, at: 0) == "Ada Lovelace")
+
+        // An open event stream hears a psql UPDATE and another process's edit.
+        let events = try ChildProcess(Self.curl!, ["-s", "-N", "\(base)/people/\(id)/events"], environment: [:])
+        let lines = Recorder<String>()
+        events.readOutputLines { lines.append($0) }
+        defer { kill(events.pid, SIGKILL); _ = events.wait() }
+        #expect(try await eventually { lines.all.contains { $0.hasPrefix("data: ") && $0.contains("Ada Lovelace") } })
+        try await psql("UPDATE people SET name = 'Countess of Lovelace' WHERE id = \(id)", database: database)
+        #expect(try await eventually { lines.all.contains { $0.contains("Countess of Lovelace") } })
+        let other = try await AddressBook(database).readPerson(id: id)
+        other[\.addresses].value.append(AddressBookKit.Address(street: "Ockham Park"))
+        try await other.save()
+        #expect(try await eventually { lines.all.contains { $0.contains("Ockham Park") } })
+
+        // A conflict: another session changes the name while the PATCH waits for its row lock.
+        let locker = Database(database.configuration, maximumConnections: 1)
+        let outcome = try await locker.transaction { connection in
+            try await connection.query("UPDATE people SET name = 'Augusta' WHERE id = $1", [id])
+            let patch = try ChildProcess(Self.curl!, ["-s", "--max-time", "20", "-w", "\n%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
+                                                      "-d", #"{"name":"Ada King"}"#, "\(base)/people/\(id)"], environment: [:])
+            let name = try await database.name()
+            #expect(try await eventually {
+                try await TestServer.admin.value.query(
+                    "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'UPDATE%'", [name]).count == 1
+            })
+            return patch
+        }
+        let response = String(decoding: outcome.readOutput(), as: UTF8.self)
+        _ = outcome.wait()
+        #expect(response.hasSuffix("409"), "\(response)")
+        #expect(response.contains("Ada King") && response.contains("Augusta") && response.contains("\"columns\":[\"name\"]"), "\(response)")
+        locker.close()
+
+        kill(server.pid, SIGTERM)
+        #expect(try await eventually { server.exitStatusIfExited() != nil })
+        #expect(server.wait() == 0)
+    }
+}
+
+/// Where the example server's build and curl are.
+enum ExampleServer {
+    static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Examples/LiveServer/.build/debug/LiveServer").path
+    static let curl = ["/usr/bin/curl", "/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static var isBuilt: Bool { FileManager.default.isExecutableFile(atPath: binary) && curl != nil }
+}
