@@ -60,11 +60,14 @@ struct Cases {
             _ = triggerListener.waitForNotification()
         }
         triggerPath = triggered
-        let budget = notify.p50 + 1.5 * select.p50
-        var row = result("propagation", library, notify, target: "p50 <= notify + 1.5 x select") { _ in library.p50 <= budget }
-        row = BenchResult(name: row.name, unit: row.unit, library: row.library, libraryP99: row.libraryP99, baseline: row.baseline,
-                          baselineP99: row.baselineP99, ratio: row.ratio, target: row.target, met: row.met,
-                          note: String(format: "budget %.1f us = notify p50 %.1f + 1.5 x select p50 %.1f", budget, notify.p50, select.p50))
+        // What is physically there: the UPDATE through the triggers to a listener's wake-up,
+        // then one prepared SELECT of the row.
+        let budget = triggered.p50 + select.p50
+        let ratio = library.p50 / budget
+        let row = BenchResult(name: "propagation", unit: "us", library: library.p50, libraryP99: library.p99, baseline: budget,
+                              baselineP99: nil, ratio: ratio, target: "p50 ratio <= 1.3", met: ratio <= 1.3,
+                              note: String(format: "budget %.1f us = UPDATE through the triggers to a raw listener p50 %.1f + prepared SELECT p50 %.1f (bare NOTIFY p50 %.1f)",
+                                           budget, triggered.p50, select.p50, notify.p50))
         return (row, triggerPath)
     }
 

@@ -11,8 +11,10 @@ func option(_ name: String, default value: Int) -> Int {
 let json = arguments.contains("--json")
 let maximumHandles = option("--handles", default: 100_000)
 let iterations = option("--iterations", default: 1000)
-/// `--only live-query` runs that case alone (for working on it).
+/// `--only read` (floor, query, read, propagation, fan-out, live-query, burst, write-through, writers, bulk, triggers) runs
+/// that case alone, for working on it.
 let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+func runs(_ name: String) -> Bool { only == nil || only == name }
 
 func log(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
 
@@ -21,25 +23,25 @@ do {
     let environment = try await BenchEnvironment.make(rows: max(maximumHandles, 10_000))
     let cases = Cases(environment: environment, iterations: iterations)
     var results: [BenchResult] = []
-    if only == "live-query" {
-        results.append(try await cases.liveQuery())
-        try await environment.tearDown()
-        print(Report.table(results, machine: Report.machine))
-        exit(0)
+    if runs("floor") { log("floor…"); results.append(await cases.hopFloor()) }
+    if runs("query") { log("query…"); results.append(try await cases.query()) }
+    if runs("read") { log("read…"); results.append(try await cases.read()) }
+    if runs("propagation") {
+        log("propagation…")
+        let (propagation, triggerPath) = try await cases.propagation()
+        results.append(propagation)
+        results.append(BenchResult(name: "UPDATE -> NOTIFY (raw)", unit: "us", library: triggerPath.p50, libraryP99: triggerPath.p99,
+                                   baseline: propagation.baseline, baselineP99: propagation.baselineP99,
+                                   ratio: triggerPath.p50 / propagation.baseline, target: "(informative)", met: true,
+                                   note: "a raw listener's wake-up for the same UPDATE through the version and notify triggers"))
     }
-    log("query…");         results.append(try await cases.query())
-    log("read…");          results.append(try await cases.read())
-    log("propagation…")
-    let (propagation, triggerPath) = try await cases.propagation()
-    results.append(propagation)
-    results.append(BenchResult(name: "UPDATE -> NOTIFY (raw)", unit: "us", library: triggerPath.p50, libraryP99: triggerPath.p99,
-                               baseline: propagation.baseline, baselineP99: propagation.baselineP99,
-                               ratio: triggerPath.p50 / propagation.baseline, target: "(informative)", met: true,
-                               note: "a raw listener's wake-up for the same UPDATE through the version and notify triggers"))
-    log("fan-out…");       results += try await cases.fanOut(maximum: maximumHandles)
-    log("live query…");    results.append(try await cases.liveQuery())
-    log("burst…");         results.append(try await cases.burst())
-    log("write-through…"); results.append(try await cases.writeThrough())
+    if runs("fan-out") { log("fan-out…"); results += try await cases.fanOut(maximum: maximumHandles) }
+    if runs("live-query") { log("live query…"); results.append(try await cases.liveQuery()) }
+    if runs("burst") { log("burst…"); results.append(try await cases.burst()) }
+    if runs("write-through") { log("write-through…"); results.append(try await cases.writeThrough()) }
+    if runs("writers") { log("concurrent writers…"); results.append(try await cases.concurrentWriters()) }
+    if runs("bulk") { log("bulk update under a live query…"); results.append(try await cases.bulkUnderLiveQuery()) }
+    if runs("triggers") { log("trigger overhead…"); results += try await cases.triggerOverhead() }
     try await environment.tearDown()
     print(json ? try Report.json(results, machine: Report.machine) : Report.table(results, machine: Report.machine))
 } catch {

@@ -15,37 +15,51 @@ CREATE OR REPLACE FUNCTION live.announce_statement() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
     target text := to_json(TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME)::text;
+    at text := ((extract(epoch FROM clock_timestamp()) * 1000000)::bigint)::text;
     ops text[];
     keys text[];
     versions text[];
+    per integer;  -- changed rows per notification
     chunk record;
+    payload text;
 BEGIN
-    -- The changed rows (each branch names only the transition tables its trigger has).
+    -- The changed rows (each branch names only the transition tables its trigger has), and
+    -- how many fit one payload of at most ~7,000 bytes.
     IF TG_OP = 'UPDATE' THEN
-        SELECT array_agg(op), array_agg(key), array_agg(version) INTO ops, keys, versions FROM (
+        SELECT array_agg(op), array_agg(key), array_agg(version), greatest(1, 7000 / (max(length(key)) + max(length(version)) + 2))
+        INTO ops, keys, versions, per FROM (
             SELECT 'update' AS op, to_json(id)::text AS key, version::text AS version FROM live_rows_after
             UNION ALL
             -- An UPDATE that changed a key: the old key is gone.
-            SELECT 'delete', to_json(id)::text, version::text FROM live_rows_before
-            WHERE id NOT IN (SELECT id FROM live_rows_after)
+            SELECT 'delete', to_json(id)::text, version::text FROM live_rows_before b
+            WHERE NOT EXISTS (SELECT FROM live_rows_after a WHERE a.id = b.id)
         ) changed;
     ELSE
-        SELECT array_agg(lower(TG_OP)), array_agg(to_json(id)::text), array_agg(version::text)
-        INTO ops, keys, versions FROM live_rows_after;
+        SELECT array_agg(lower(TG_OP)), array_agg(key), array_agg(version), greatest(1, 7000 / (max(length(key)) + max(length(version)) + 2))
+        INTO ops, keys, versions, per FROM (SELECT to_json(id)::text AS key, version::text AS version FROM live_rows_after) changed;
     END IF;
-    -- Their keys and versions, cut into payloads of at most ~7,000 bytes.
+    IF keys IS NULL THEN
+        RETURN NULL;  -- no row changed
+    END IF;
+    -- Most statements change a few rows, all in one way: one notification, built without a query.
+    IF cardinality(keys) <= 200 AND ops[1] = ops[cardinality(ops)] THEN
+        payload := '{"table":' || target || ',"op":"' || ops[1] || '","keys":[' || array_to_string(keys, ',')
+            || '],"versions":[' || array_to_string(versions, ',') || '],"at":' || at || '}';
+        IF octet_length(payload) < 8000 THEN
+            PERFORM pg_notify('live_changes', payload);
+            RETURN NULL;
+        END IF;
+    END IF;
+    -- Their keys and versions, `per` rows to a notification.
     FOR chunk IN
-        WITH sized AS (
-            SELECT op, key, version, n,
-                   (sum(length(key) + length(version) + 2) OVER (ORDER BY op, n)) / 7000 AS part
-            FROM unnest(ops, keys, versions) WITH ORDINALITY AS changed(op, key, version, n)
-        )
-        SELECT op, string_agg(key, ',' ORDER BY n) AS keys, string_agg(version, ',' ORDER BY n) AS versions,
+        SELECT op, string_agg(key, ',') AS keys, string_agg(version, ',') AS versions,
                row_number() OVER (ORDER BY op, part) AS position, count(*) OVER () AS parts
-        FROM sized GROUP BY op, part ORDER BY op, part
+        FROM (SELECT op, key, version, (n - 1) / per AS part
+              FROM unnest(ops, keys, versions) WITH ORDINALITY AS changed(op, key, version, n)) numbered
+        GROUP BY op, part ORDER BY op, part
     LOOP
         PERFORM pg_notify('live_changes', '{"table":' || target || ',"op":"' || chunk.op || '","keys":[' || chunk.keys
-            || '],"versions":[' || chunk.versions || '],"at":' || (extract(epoch FROM clock_timestamp()) * 1000000)::bigint
+            || '],"versions":[' || chunk.versions || '],"at":' || at
             || CASE WHEN chunk.position < chunk.parts THEN ',"more":true' ELSE '' END || '}');
     END LOOP;
     RETURN NULL;

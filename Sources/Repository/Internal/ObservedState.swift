@@ -7,23 +7,16 @@ protocol ValueHolding: SendableMetatype {
     var root: Root { get }
 }
 
-/// A state, the value it holds, and that value's observers — behind one lock.
+/// What Swift Observation sees of an ``ObservedState``: the whole value, and parts of it.
 ///
-/// Every change is one transition of the state under the lock; when the transition says so,
-/// the value's update is queued for the observers, who are called after the lock is released,
-/// one update at a time in the order the changes happened (see ``ObserverList``). Plain `Var`s
-/// hold just their value; live values hold their sync state, so that the value and what is
-/// known about it never move apart.
-final class ObservedState<State: ValueHolding>: Observable, @unchecked Sendable {
-    // @unchecked: `state` and `observers` are read and written only under `lock`. Values
-    // leave only through `Var`, which is `Sendable` only when the value is.
-    private let lock = Lock()
-    private var state: State
-    private var observers = ObserverList<State.Root>()
-    private let registrar = ObservationRegistrar()
-    /// Parts of the value read under Swift Observation, each with how to tell whether a change
-    /// of the value changed it (see ``ObservedPart``).
-    private var parts: [PartKey: (Any, Any) -> Bool] = [:]
+/// Not generic, so that its key paths are static objects: a key path into a generic class is
+/// built anew at run time on every use, which costs more than reading the value.
+class ObservationSubject: Observable, @unchecked Sendable {
+    // @unchecked: the registrar is thread-safe; subclasses keep their state behind a lock.
+    let registrar = ObservationRegistrar()
+
+    /// The whole value, as Swift Observation sees it: `\.whole`.
+    var whole: Int { 0 }
 
     /// A part of the value, as Swift Observation sees it: a key path `\.[part: key]`.
     struct PartKey: Hashable, @unchecked Sendable {  // the components are immutable values
@@ -31,14 +24,33 @@ final class ObservedState<State: ValueHolding>: Observable, @unchecked Sendable 
     }
 
     subscript(part key: PartKey) -> Int { 0 }
+}
+
+/// A state, the value it holds, and that value's observers — behind one lock.
+///
+/// Every change is one transition of the state under the lock; when the transition says so,
+/// the value's update is queued for the observers, who are called after the lock is released,
+/// one update at a time in the order the changes happened (see ``ObserverList``). Plain `Var`s
+/// hold just their value; live values hold their sync state, so that the value and what is
+/// known about it never move apart.
+final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked Sendable {
+    // @unchecked: `state`, `observers` and `parts` are read and written only under `lock`.
+    // Values leave only through `Var`, which is `Sendable` only when the value is.
+    private let lock = Lock()
+    private var state: State
+    private var observers = ObserverList<State.Root>()
+    /// Parts of the value read under Swift Observation, each with how to tell whether a change
+    /// of the value changed it (see ``ObservedPart``).
+    private var parts: [PartKey: (Any, Any) -> Bool] = [:]
 
     init(_ state: State) {
         self.state = state
     }
 
+
     /// The value, registered with Swift Observation as read.
     func read() -> State.Root {
-        registrar.access(self, keyPath: \.state)
+        registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.whole)
         return lock.withLock { state.root }
     }
 
@@ -49,10 +61,10 @@ final class ObservedState<State: ValueHolding>: Observable, @unchecked Sendable 
 
     /// Registers access to the part at `path` (nil: the whole value).
     func registerAccess(part path: [AnyHashable]?, differs: @escaping (Any, Any) -> Bool) {
-        guard let path else { return registrar.access(self, keyPath: \.state) }
+        guard let path else { return registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.whole) }
         let key = PartKey(path: path)
         lock.withLock { if parts[key] == nil { parts[key] = differs } }
-        registrar.access(self, keyPath: \.[part: key])
+        registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.[part: key])
     }
 
     /// Reads the state under the lock.
@@ -68,14 +80,14 @@ final class ObservedState<State: ValueHolding>: Observable, @unchecked Sendable 
             let old = state.root
             let (publish, result) = body(&state)
             guard let author = publish else { return (false, nil, result) }
-            let changed = parts.isEmpty ? [] : parts.filter { $0.value(old, state.root) }.map(\.key)
+            let changed = parts.isEmpty ? [] : parts.filter { $0.value(old, state.root) }.map { $0.key }
             return (observers.publish(Update(old: old, new: state.root, author: author)), changed, result)
         }
         if let changedParts {
-            registrar.willSet(self, keyPath: \.state)
-            for key in changedParts { registrar.willSet(self, keyPath: \.[part: key]) }
-            registrar.didSet(self, keyPath: \.state)
-            for key in changedParts { registrar.didSet(self, keyPath: \.[part: key]) }
+            registrar.willSet(self as ObservationSubject, keyPath: \ObservationSubject.whole)
+            for key in changedParts { registrar.willSet(self as ObservationSubject, keyPath: \ObservationSubject.[part: key]) }
+            registrar.didSet(self as ObservationSubject, keyPath: \ObservationSubject.whole)
+            for key in changedParts { registrar.didSet(self as ObservationSubject, keyPath: \ObservationSubject.[part: key]) }
         }
         if mustDeliver { lock.deliver { observers.next() } }
         return result

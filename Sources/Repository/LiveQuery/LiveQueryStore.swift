@@ -30,7 +30,7 @@ where Element.ID: Comparable & Sendable {
     }
 
     /// The list as it is now.
-    var elements: Elements { cell.inspect(\.elements) }
+    var elements: Elements { cell.inspect { $0.elements } }
 
     /// Waits for every member edited through the query (kept across calls: another task's
     /// `save()` must not take this one's edits away).

@@ -115,16 +115,50 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         let changed = removals.contains { elements[id: $0] != nil } || upserts.contains { elements[id: $0.key] != $0.value }
         guard changed else { return false }
         if upserts.count + removals.count > 32 {
-            // Many changes: one sort instead of many moves.
-            var all = Dictionary(elements.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            for id in removals { all[id] = nil }
-            all.merge(upserts) { _, new in new }
-            elements = Elements(uniqueElements: all.values.sorted(by: order.precedes), id: \.id)
+            placeMany(upserts, removing: removals)
         } else {
             for id in removals { elements.remove(id: id) }
             for element in upserts.values { placeOne(element) }
         }
         return true
+    }
+
+    /// Many changes at once, in about O(n + k log k) comparisons: replace in place, take out
+    /// what left its place (and what is new), then merge those back in order.
+    private mutating func placeMany(_ upserts: [Element.ID: Element], removing removals: Set<Element.ID>) {
+        var kept = elements.elements
+        var replaced: [Int] = []
+        if !removals.isEmpty { kept.removeAll { removals.contains($0.id) } }
+        var fresh = upserts
+        for index in kept.indices {
+            guard let element = fresh.removeValue(forKey: kept[index].id) else { continue }
+            kept[index] = element
+            replaced.append(index)
+        }
+        // A replaced element out of order with its neighbours moves; the rest stays sorted.
+        var movers = Set<Int>()
+        for index in replaced {
+            let element = kept[index]
+            if (index > 0 && !order.precedes(kept[index - 1], element)) || (index + 1 < kept.count && !order.precedes(element, kept[index + 1])) {
+                movers.insert(index)
+            }
+        }
+        var moving = Array(fresh.values) + movers.map { kept[$0] }
+        if !movers.isEmpty { kept = kept.enumerated().filter { !movers.contains($0.offset) }.map(\.element) }
+        moving.sort(by: order.precedes)
+        var merged: [Element] = []
+        merged.reserveCapacity(kept.count + moving.count)
+        var (left, right) = (0, 0)
+        while left < kept.count || right < moving.count {
+            if right == moving.count || (left < kept.count && order.precedes(kept[left], moving[right])) {
+                merged.append(kept[left])
+                left += 1
+            } else {
+                merged.append(moving[right])
+                right += 1
+            }
+        }
+        elements = Elements(uniqueElements: merged, id: \.id)
     }
 
     private mutating func placeOne(_ element: Element) {

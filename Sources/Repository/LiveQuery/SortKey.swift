@@ -12,10 +12,16 @@ public struct SortKey<Element>: Sendable {
 
     /// Smaller values first.
     public static func ascending<Property: Comparable & SendableMetatype>(_ property: any KeyPath<Element, Property> & Sendable) -> SortKey {
-        SortKey { first, second in
-            let (a, b) = (first[keyPath: property], second[keyPath: property])
+        let path = Path(keyPath: property)
+        return SortKey { first, second in
+            let (a, b) = (first[keyPath: path.keyPath], second[keyPath: path.keyPath])
             return a < b ? -1 : (b < a ? 1 : 0)
         }
+    }
+
+    /// A key path, opened once rather than at each comparison.
+    private struct Path<Property>: @unchecked Sendable {  // key paths are immutable
+        let keyPath: KeyPath<Element, Property>
     }
 
     /// Larger values first.

@@ -40,11 +40,11 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         Var(root: cell, modify: modify, persistence: self)
     }
 
-    var state: LiveState { cell.inspect(\.lifecycle) }
+    var state: LiveState { cell.inspect { $0.lifecycle } }
     /// The committed value and version, and whether the row exists.
     var committed: (Committed<Content>, LiveState) { cell.inspect { ($0.committed, $0.lifecycle) } }
     /// The value handles show.
-    var value: Value { cell.inspect(\.value) }
+    var value: Value { cell.inspect { $0.value } }
 
     /// `row` with this process's unsaved edits on top.
     func overlayingLocalEdits(on row: Value) -> Value { cell.inspect { $0.overlayingLocalEdits(on: row) } }

@@ -29,10 +29,3 @@ enum RecordContent<R: Record>: SyncContent {
 
     static func rowVersion(_ version: Int64) -> Int64 { version }
 }
-
-/// `a == b` when the values are `Equatable`; nil when they cannot be compared that way.
-func equalIfEquatable<T>(_ a: T, _ b: T) -> Bool? {
-    guard let a = a as? any Equatable else { return nil }
-    func equal<E: Equatable>(_ a: E) -> Bool? { (b as? E).map { $0 == a } }
-    return equal(a)
-}

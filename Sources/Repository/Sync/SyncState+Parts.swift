@@ -44,6 +44,7 @@ extension SyncState: ValueHolding {
 
     /// `row` with this process's unsaved edits on top.
     func overlayingLocalEdits(on row: Value) -> Value {
+        if pending.isEmpty && (inFlight == nil || inFlightIsAbandoned) { return row }
         let local = localFields
         return local.isEmpty ? row : Content.replacing(local, in: row, from: value)
     }

@@ -53,7 +53,16 @@ public struct Author: Hashable, Sendable, CustomStringConvertible {
 /// Whether two values differ: `!=` for `Equatable` values; always true for others, since
 /// they cannot be compared.
 func hasChanged<T>(_ old: T, _ new: T) -> Bool {
-    guard let old = old as? any Equatable else { return true }
-    func differs<E: Equatable>(_ old: E) -> Bool { (new as? E).map { $0 != old } ?? true }
-    return differs(old)
+    equalIfEquatable(old, new).map { !$0 } ?? true
+}
+
+/// `a == b` when the values are `Equatable`; nil when they cannot be compared that way. The
+/// type is checked, not the values: no value is boxed into an existential.
+func equalIfEquatable<T>(_ a: T, _ b: T) -> Bool? {
+    guard let type = T.self as? any Equatable.Type else { return nil }
+    func equal<E: Equatable>(_: E.Type) -> Bool {
+        // T is E here, so these casts only re-label the values.
+        unsafeBitCast(a, to: E.self) == unsafeBitCast(b, to: E.self)
+    }
+    return equal(type)
 }
