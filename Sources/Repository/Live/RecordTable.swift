@@ -3,15 +3,23 @@ struct RecordTable<R: Record>: Sendable {
     let database: Database
     /// Counts queries and rows read, for monitoring and benchmarks.
     let reads: Locked<ReadCount>?
-    /// The schema and the table's name, as the catalog has them (either may hold dots).
-    let schema: String
-    let name: String
-
-    /// The schema-qualified name, as change announcements spell it (`public.people`).
-    var qualifiedName: String { schema + "." + name }
-
+    /// The schema-qualified name, as change announcements spell it (`public.people`; the
+    /// schema and the name are the catalog's, and either may hold dots).
+    let qualifiedName: String
     /// The name for SQL text: schema and table quoted one by one.
-    var quoted: String { SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name) }
+    let quoted: String
+    /// The statements that read one row, and many, by key (built once: a read is hot).
+    private let selectOne: String
+    private let selectMany: String
+
+    init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String) {
+        self.database = database
+        self.reads = reads
+        qualifiedName = schema + "." + name
+        quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
+        selectOne = "SELECT * FROM \(quoted) WHERE id = $1"
+        selectMany = "SELECT * FROM \(quoted) WHERE id = ANY($1)"
+    }
 
     /// Resolves `R.tableName` (`people`, `crm.people`, `"odd.name"`) through the server's search path.
     static func resolve(_ database: Database, reads: Locked<ReadCount>? = nil) async throws -> RecordTable {
@@ -42,8 +50,8 @@ struct RecordTable<R: Record>: Sendable {
     private func selects(_ ids: [R.ID]) -> [(String, [any SQLValueConvertible])] {
         stride(from: 0, to: ids.count, by: 1000).map { start in
             reads?.withLock { $0.queries += 1 }
-            if ids.count == 1 { return ("SELECT * FROM \(quoted) WHERE id = $1", [ids[0]]) }
-            return ("SELECT * FROM \(quoted) WHERE id = ANY($1)", [Array(ids[start..<min(start + 1000, ids.count)])])
+            if ids.count == 1 { return (selectOne, [ids[0]]) }
+            return (selectMany, [Array(ids[start..<min(start + 1000, ids.count)])])
         }
     }
 

@@ -5,7 +5,13 @@ public enum SQLIdentifier {
     /// Table and column names cannot be statement parameters; quote them with this whenever
     /// they are not literals in your source code.
     public static func quoted(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        var quoted = "\""
+        for character in name {
+            if character == "\"" { quoted.append("\"") }
+            quoted.append(character)
+        }
+        quoted.append("\"")
+        return quoted
     }
 
     /// A dotted name with each part quoted: `public.people` → `"public"."people"`. A part
