@@ -122,6 +122,8 @@ func sync(_ arguments: [String]) async throws {
                     let column: any WritableKeyPath<SyncRow, Int64> & Sendable = Int.random(in: 0..<5, using: &random) < 3 ? own : \.shared
                     let value = log.unique { value, report in
                         if viaQuery {
+                            // A row that exists is always in an unconditional live query.
+                            if everyone.value[id: id] == nil { report.otherErrors.append("the live query lacked row \(id)") }
                             everyone[id: id][column].value = value
                         } else {
                             rows[id]![column].value = value
@@ -160,7 +162,9 @@ func sync(_ arguments: [String]) async throws {
         }
         if ContinuousClock.now > convergenceDeadline {
             let differing = zip(held, table).filter { $0 != $1 }.prefix(3).map { "handle \($0) vs table \($1)" }
-            log.with { $0.mismatch = differing.joined(separator: "; ") + (listed == table ? "" : "; the live query differs") }
+            let listedDiffers = zip(listed, table).filter { $0 != $1 }.prefix(3).map { "listed \($0) vs table \($1)" }
+            let queryMismatch = listed == table ? "" : "; the live query differs (\(listed.count) of \(table.count) rows): \(listedDiffers.joined(separator: "; "))"
+            log.with { $0.mismatch = differing.joined(separator: "; ") + queryMismatch }
             break
         }
         try await Task.sleep(for: .milliseconds(10))

@@ -73,7 +73,7 @@ where Element.ID: Comparable & Sendable {
 
     /// Reads the rows with these ids (all matching rows when nil) and applies what was read:
     /// the list first, in one update; then the rows' contents to their stores (whose updates,
-    /// mirrored back, then change nothing).
+    /// mirrored back, then change nothing); then what the stores hold, where it differs.
     private func refresh(_ ids: [Element.ID]?) async throws {
         let (read, handOver) = try await source.read(ids)
         var subscriptions: [Element.ID: Subscription] = [:]
@@ -89,6 +89,12 @@ where Element.ID: Comparable & Sendable {
         }
         for subscription in cancel { subscription.cancel() }
         handOver()
+        // A member store that changed between the read and the list's update (a local edit,
+        // a reverted one, a newer write) told the list before the read's older value went in,
+        // and applying the read to it may change nothing: show what the stores hold now.
+        // Usually nothing differs, and nobody hears of it.
+        let matching = read.matching.map { (id: $0.element.id, store: $0.store) }
+        cell.transition { state in (state.mirror(matching) ? .some(.database) : .none, ()) }
     }
 
     /// A member store changed: show its value as it is now — not the update's, which a newer

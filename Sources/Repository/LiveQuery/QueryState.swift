@@ -90,6 +90,17 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         return place([id: element], removing: [])
     }
 
+    /// Shows what these member stores hold now, in one change; whether anything changed.
+    /// Non-members are left out.
+    mutating func mirror(_ stores: [(id: Element.ID, store: any MemberStore<Element>)]) -> Bool {
+        var upserts: [Element.ID: Element] = [:]
+        for (id, store) in stores where members[id]?.store === store {
+            let value = store.value
+            if elements[id: id] != value { upserts[id] = value }
+        }
+        return !upserts.isEmpty && place(upserts, removing: [])
+    }
+
     /// An edit of the list made through the query's `Var`, to `new`: the members whose values
     /// changed (for their stores to write), and whether elements were added or removed —
     /// which only the database decides, so the list goes back to the members' values.

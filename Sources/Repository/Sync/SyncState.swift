@@ -285,13 +285,13 @@ struct SyncState<Content: SyncContent> {
         let ready = waiters.filter { $0.through <= settled }
         guard !ready.isEmpty else { return effects }
         waiters.removeAll { $0.through <= settled }
-        // A caller throws the first failure of an edit made before it called. A failure goes
-        // once a caller that called after all its edits has thrown it.
+        // Every caller throws the first failure of an edit made before it called — whichever
+        // task made the edit, since which task did is not known. A failure goes once a caller
+        // that called after all its edits has thrown it, with the others woken with it.
         effects.wake = ready.map { waiter in
-            let failure = failures.first { $0.edits.lowerBound <= waiter.through }
-            failures.removeAll { $0.edits.upperBound <= waiter.through }
-            return (waiter.ticket, failure?.error)
+            (waiter.ticket, failures.first { $0.edits.lowerBound <= waiter.through }?.error)
         }
+        if let latest = ready.map(\.through).max() { failures.removeAll { $0.edits.upperBound <= latest } }
         return effects
     }
 

@@ -258,7 +258,9 @@ struct SyncSimulation {
 
     /// A `save()` that returned without throwing: the last edit of each column made before it
     /// was called is committed by the time it returned — or superseded by a later edit of that
-    /// column that is — or an earlier `save()`, called after that edit, threw its failure.
+    /// column that is — or an earlier `save()`, called after that edit, threw its failure
+    /// before this one returned. (Saves woken together all throw it: they may be different
+    /// tasks', and which task made the edit is not known.)
     private mutating func checkSaves() {
         for (ticket, failure, called, time) in resolvedSaves where failure == nil {
             for field in ["a", "b"] {
@@ -268,7 +270,7 @@ struct SyncSimulation {
                     later.field == field && later.time > edit.time && databaseHeld(field, later.value, from: later.time, to: time)
                 }
                 let thrown = resolvedSaves.contains { other in
-                    other.failure != nil && other.called >= edit.time && other.time <= time && other.ticket != ticket
+                    other.failure != nil && other.called >= edit.time && other.time < time && other.ticket != ticket
                 }
                 if !committed && !superseded && !thrown {
                     violations.append("save \(ticket) (called at \(called)) returned at \(time) but \(field) = \(edit.value) was not committed")
