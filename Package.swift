@@ -114,9 +114,12 @@ let package = Package(
             swiftSettings: strictSwift + [.unsafeFlags(["-suppress-warnings"])],
             plugins: ["ReadmeExamples"]
         ),
+        // Test-only: ThreadSanitizer suppressions for a dependency's lock it cannot see.
+        .target(name: "SanitizerSettings", path: "Tests/SanitizerSettings", exclude: ["tsan-suppressions.txt"]),
         .testTarget(
             name: "RepositoryTests",
             dependencies: [
+                "SanitizerSettings",
                 "Repository",
                 "AddressBookKit",
                 "CPostgres",

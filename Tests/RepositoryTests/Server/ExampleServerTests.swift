@@ -59,7 +59,8 @@ struct ExampleServerTests {
         let locker = Database(database.configuration, maximumConnections: 1)
         let outcome = try await locker.transaction { connection in
             try await connection.query("UPDATE people SET name = 'Augusta' WHERE id = $1", [id])
-            let patch = try ChildProcess(Self.curl!, ["-s", "--max-time", "20", "-w", "\n%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
+            // Waits for the lock until the transaction ends, after the wait below (slow under TSan).
+            let patch = try ChildProcess(Self.curl!, ["-s", "--max-time", "120", "-w", "\n%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
                                                       "-d", #"{"name":"Ada King"}"#, "\(base)/people/\(id)"], environment: [:])
             let name = try await database.name()
             #expect(try await eventually {

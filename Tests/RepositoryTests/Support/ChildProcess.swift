@@ -28,7 +28,7 @@ final class ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let envp = Self.withSanitizerSuppressions(environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var child: pid_t = 0
         let status = Self.spawning.withLock { posix_spawn(&child, executable, &actions, nil, argv, envp) }
@@ -42,6 +42,18 @@ final class ChildProcess: Sendable {
         pid = child
         output = outputPipe[0]
         errors = errorPipe[0]
+    }
+
+    /// `environment` with ThreadSanitizer told of the suppressions the test bundle has too (see
+    /// `Tests/SanitizerSettings`): a child built with `--sanitize=thread` reads them; others
+    /// ignore the variable.
+    static func withSanitizerSuppressions(_ environment: [String: String]) -> [String: String] {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("SanitizerSettings/tsan-suppressions.txt").path
+        var environment = environment
+        let options = environment["TSAN_OPTIONS"].map { $0 + " " } ?? ""
+        environment["TSAN_OPTIONS"] = options + "suppressions=\(file)"
+        return environment
     }
 
     deinit {

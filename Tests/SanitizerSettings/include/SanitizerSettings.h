@@ -1,0 +1,1 @@
+// ThreadSanitizer settings for the test bundle; see suppressions.c. Nothing to call.
