@@ -6,7 +6,7 @@
 /// telling observers, waking `save()` callers, starting the write loop, reporting errors —
 /// run after the lock is released.
 final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
-    // @unchecked: `saveWaiters` and `nextTicket` are only touched under `waiters`' lock; the
+    // @unchecked: the save() waiters and their ticket counter are only touched under `waiters`' lock; the
     // state lives in `cell`, behind its lock; the rest is immutable.
     typealias Content = Table.Content
     typealias Value = Content.Value

@@ -71,7 +71,7 @@ struct SubscriptionCancelTests {
         for _ in 0..<1000 where !cancelled.withLock({ $0 }) { await Task.yield() }
         #expect(!cancelled.withLock { $0 })
         release.signal()
-        #expect(await eventuallyTrue { cancelled.withLock { $0 } })
+        #expect(try await eventually(timeout: .seconds(10)) { cancelled.withLock { $0 } })
         value.value = 2
         #expect(calls.all == [1])
     }
@@ -91,12 +91,3 @@ struct SubscriptionCancelTests {
     }
 }
 
-/// Waits until `condition` holds, polling, or gives up after ten seconds.
-private func eventuallyTrue(_ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
