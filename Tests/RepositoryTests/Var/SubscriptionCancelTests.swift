@@ -46,7 +46,7 @@ struct SubscriptionCancelTests {
     }
 
     @Test("cancel() from another thread waits for a handler that is running, and none starts after")
-    func cancelWaitsForRunningHandler() async {
+    func cancelWaitsForRunningHandler() async throws {
         let value = Var(0)
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
