@@ -42,8 +42,11 @@ struct AggregateTable<A: Aggregate>: Sendable {
     private func assemble(_ roots: [(record: A.Root, version: Int64)], _ rows: QueryResult) throws -> [Committed<AggregateContent<A>>] {
         child.reads?.withLock { $0.rows += rows.count }
         var children: [A.ID: [(child: A.Child, version: Int64)]] = [:]
-        for row in rows {
-            children[try row.decode(A.ID.self, column: A.parentColumn), default: []].append(try RecordTable<A.Child>.decode(row))
+        if !rows.isEmpty {
+            let parent = try rows.columnIndex(A.parentColumn, decoding: A.ID.self)
+            for (child, row) in zip(try RecordTable<A.Child>.decode(rows), rows) {
+                children[try row.decode(A.ID.self, at: parent), default: []].append((child.record, child.version))
+            }
         }
         return roots.map { root in
             let mine = children[root.record.id] ?? []

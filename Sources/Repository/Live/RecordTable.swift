@@ -33,7 +33,7 @@ struct RecordTable<R: Record>: Sendable {
     func fetch(_ ids: [R.ID]) async throws -> [(record: R, version: Int64)] {
         var rows: [(R, Int64)] = []
         for (sql, parameters) in selects(ids) {
-            rows += try await database.query(sql, parameters).map(Self.decode)
+            rows += try Self.decode(await database.query(sql, parameters))
         }
         reads?.withLock { $0.rows += rows.count }
         return rows
@@ -41,7 +41,7 @@ struct RecordTable<R: Record>: Sendable {
 
     /// The same, through `query` (the change feed's connection, on its own thread).
     func fetch(_ ids: [R.ID], using query: (String, [SQLValue]) throws -> QueryResult) throws -> [(record: R, version: Int64)] {
-        let rows = try selects(ids).flatMap { sql, parameters in try query(sql, parameters.map(\.sqlValue)).map(Self.decode) }
+        let rows = try selects(ids).flatMap { sql, parameters in try Self.decode(query(sql, parameters.map(\.sqlValue))) }
         reads?.withLock { $0.rows += rows.count }
         return rows
     }
@@ -59,7 +59,7 @@ struct RecordTable<R: Record>: Sendable {
     /// (or is gone). The version goes up by one (the trigger, where installed, agrees).
     func update(_ value: R, properties: Set<String>, expectedVersion version: Int64) async throws -> (record: R, version: Int64)? {
         let (sql, parameters) = try updateStatement(value, properties: properties, expectedVersion: version)
-        return try await database.query(sql, parameters).first.map(Self.decode)
+        return try Self.decode(await database.query(sql, parameters)).first
     }
 
     /// The conditional `UPDATE … RETURNING *` behind ``update(_:properties:expectedVersion:)``.
@@ -70,8 +70,13 @@ struct RecordTable<R: Record>: Sendable {
         return (sql, [value.id.sqlValue, .text(String(version))] + columns.map(\.value))
     }
 
-    static func decode(_ row: Row) throws -> (R, Int64) {
-        (try row.decode(R.self, columns: R.columnNaming), try row.decode(Int64.self, column: "version"))
+    /// Every row as a record and its version; the columns are looked up once for all rows.
+    static func decode(_ result: QueryResult) throws -> [(record: R, version: Int64)] {
+        guard !result.isEmpty else { return [] }
+        let version = try result.columnIndex("version", decoding: Int64.self)
+        return try zip(result.decode(R.self, columns: R.columnNaming), result).map { record, row in
+            (record, try row.decode(Int64.self, at: version))
+        }
     }
 }
 

@@ -61,10 +61,11 @@ extension LiveRepository {
                 let result = try await database.query(sql, values)
                 reads.withLock { $0.queries += 1; $0.rows += result.count }
                 metrics.rowsReread.increment(by: result.count)
-                for row in result {
-                    let (record, version) = try RecordTable<R>.decode(row)
+                guard !result.isEmpty else { continue }
+                let matches = try result.columnIndex(QueryPredicate.matchesColumn, decoding: Bool.self)
+                for ((record, version), row) in zip(try RecordTable<R>.decode(result), result) {
                     rows[record.id] = Committed(value: record, version: version)
-                    if try row.decode(Bool.self, column: QueryPredicate.matchesColumn) { matchingIDs.append(record.id) }
+                    if try row.decode(Bool.self, at: matches) { matchingIDs.append(record.id) }
                 }
             }
             let stores = try await sharedStores(table, ids: matchingIDs, readAs: number) { ids in

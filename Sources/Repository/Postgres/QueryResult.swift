@@ -43,6 +43,15 @@ public struct QueryResult: Sendable, RandomAccessCollection {
         return try map { try T(from: RowDecoder(row: $0, layout: layout)) }
     }
 
+    /// The index of the column named `name`, for decoding it as `swiftType` in every row.
+    /// - Throws: ``ColumnDecodingError`` when there is no such column.
+    func columnIndex(_ name: String, decoding swiftType: Any.Type) throws -> Int {
+        guard let column = columns.firstIndex(where: { $0.name == name }) else {
+            throw ColumnDecodingError(column: name, swiftType: swiftType, postgresType: nil, reason: .missingColumn)
+        }
+        return column
+    }
+
     func cell(row: Int, column: Int) -> Cell {
         let info = columns[column]
         let range = cells[row * columns.count + column]
@@ -64,10 +73,7 @@ public struct Row: Sendable {
     /// One column's value decoded as `type`.
     /// - Throws: ``ColumnDecodingError`` when there is no such column or its value does not fit.
     public func decode<T: Decodable>(_ type: T.Type, column name: String) throws -> T {
-        guard let column = result.columns.firstIndex(where: { $0.name == name }) else {
-            throw ColumnDecodingError(column: name, swiftType: T.self, postgresType: nil, reason: .missingColumn)
-        }
-        return try decode(type, at: column)
+        try decode(type, at: result.columnIndex(name, decoding: T.self))
     }
 
     /// The value of the column at `column` (0-based) decoded as `type`.
