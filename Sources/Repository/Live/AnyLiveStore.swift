@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the repository needs of a live store without knowing its type: where it sits in the
 /// identity map, whether an announcement makes it stale, and how to re-read a batch of its kind.
 protocol AnyLiveStore: AnyObject, Sendable {
@@ -15,7 +17,8 @@ protocol AnyLiveStore: AnyObject, Sendable {
     func isStale(afterChildChange change: Change) -> Bool?
     /// Waits until the edits made so far are settled (see ``LiveStore/save()``).
     func save() async throws
-    /// Re-reads these stores (all of this one's type) in one numbered read and applies the rows.
+    /// Re-reads these stores (all of this one's type) and applies the rows: numbered reads of
+    /// up to 1,000 rows each.
     func refresh(_ stores: [any AnyLiveStore]) async throws
     /// The same, through the change feed's connection, on its thread.
     func refresh(_ stores: [any AnyLiveStore], using query: FeedQuery) throws
@@ -36,12 +39,36 @@ extension LiveStore: AnyLiveStore {
         return state == .deleted || change.operation != .update || version != change.version
     }
 
+    /// Reads in batches of ``refreshBatchSize`` rows, a few batches at once on pooled
+    /// connections: one batch's rows are decoded and applied while the next ones are read.
+    /// Each batch is its own numbered read (each store is in one batch).
     func refresh(_ stores: [any AnyLiveStore]) async throws {
         let typed = stores.compactMap { $0 as? LiveStore<Table> }
-        let number = sequenceNumber()
-        let rows = try await table.read(typed.map(\.id))
-        countReread(rows.count)
-        Self.apply(rows, to: typed, sequence: number)
+        let batches = stride(from: 0, to: typed.count, by: Self.refreshBatchSize).map {
+            Array(typed[$0..<min($0 + Self.refreshBatchSize, typed.count)])
+        }
+        guard batches.count > 1 else { return try await Self.refresh(typed) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, batch) in batches.enumerated() {
+                if index >= Self.concurrentRefreshBatches { try await group.next() }
+                group.addTask { try await Self.refresh(batch) }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// The most rows one refresh statement reads.
+    static var refreshBatchSize: Int { 1000 }
+    /// How many refresh batches are read and applied at once.
+    static var concurrentRefreshBatches: Int { min(4, max(2, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    /// One numbered read of `stores` (all of this type), applied.
+    private static func refresh(_ stores: [LiveStore<Table>]) async throws {
+        guard let first = stores.first else { return }
+        let number = first.sequenceNumber()
+        let rows = try await first.table.read(stores.map(\.id))
+        first.countReread(rows.count)
+        apply(rows, to: stores, sequence: number)
     }
 
     func refresh(_ stores: [any AnyLiveStore], using query: FeedQuery) throws {
