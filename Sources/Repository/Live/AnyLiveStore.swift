@@ -28,11 +28,6 @@ extension LiveStore: AnyLiveStore {
     var tableName: String { table.qualifiedName }
     var storeKey: LiveRepository.StoreKey { .init(table: table.qualifiedName, key: keyText, isAggregate: Table.holdsAggregates) }
 
-    func isStale(after change: Change) -> Bool {
-        let (committed, state) = committed
-        return state == .deleted || change.operation != .update || Content.rowVersion(committed.version) != change.version
-    }
-
     func isStale(afterChildChange change: Change) -> Bool? {
         let (committed, state) = committed
         guard let version = Content.childVersion(forKey: change.key.description, in: committed.version) else { return nil }

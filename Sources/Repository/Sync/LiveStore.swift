@@ -119,6 +119,12 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     /// Counts rows re-read for metrics.
     func countReread(_ rows: Int) { metrics.rowsReread.increment(by: rows) }
 
+    /// Whether this announcement of the value's own row (an aggregate's root) means it must be
+    /// read (see ``SyncState/announced(_:version:)``).
+    func isStale(after change: Change) -> Bool {
+        cell.transition { (.none, $0.announced(change.operation, version: change.version)) }
+    }
+
     /// Applies a read that started as number `sequence` (nil: the row is gone).
     func applyRead(_ row: Committed<Content>?, sequence: UInt64) {
         transition { $0.applyRead(row, sequence: sequence) }

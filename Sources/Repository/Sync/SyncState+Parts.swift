@@ -42,6 +42,17 @@ extension SyncState: ValueHolding {
         return Set(pending.keys).union(inFlight.fields)
     }
 
+    /// The local edits (by count) that the edits of `fields` carry; the latest when none is known.
+    func editRange(of fields: Set<Field>) -> ClosedRange<UInt64> {
+        let ranges = fields.flatMap { field in [pending[field]?.edits, inFlight?.edits[field]?.edits].compactMap { $0 } }
+        return (ranges.map(\.lowerBound).min() ?? edits)...(ranges.map(\.upperBound).max() ?? edits)
+    }
+
+    /// The conflict of `fields` between our value and theirs, as reported.
+    func conflictError(_ fields: Set<Field>, ours: Value, theirs: Value) -> LiveRecordError {
+        .conflict(table: table, key: key, columns: fields.map(Content.name).sorted(), ours: ours, theirs: theirs, policy: policy)
+    }
+
     /// `row` with this process's unsaved edits on top.
     func overlayingLocalEdits(on row: Value) -> Value {
         if pending.isEmpty && (inFlight == nil || inFlightIsAbandoned) { return row }

@@ -43,6 +43,9 @@ struct SyncState<Content: SyncContent> {
     private(set) var inFlightIsAbandoned = false
     /// A write loop is running (it asks ``nextWrite()`` until that returns nil).
     private(set) var isWriting = false
+    /// An announced update, most likely of the write under way, not read while it is; set
+    /// only by ``announced(_:version:)``.
+    var heldAnnouncement: Int64?
     /// Local edits so far, and how many of them are settled (committed, superseded or failed).
     private(set) var edits: UInt64 = 0
     private(set) var settled: UInt64 = 0
@@ -112,16 +115,26 @@ struct SyncState<Content: SyncContent> {
     /// The write under way committed. `row` is the state after it: the write's own result
     /// (`isWriteResult`, numbered when it arrived) or a read made after it (nil: the row is gone).
     mutating func writeSucceeded(_ row: Committed<Content>?, sequence: UInt64, isWriteResult: Bool) -> SyncEffects {
-        guard let write = inFlight else { return SyncEffects() }
-        let effects = writeCommitted()
-        guard sequence > appliedSequence else { return effects + rebase() }
-        guard let row else { return effects + delete(at: sequence) }
-        return effects + adopt(row, sequence: sequence, byWrite: isWriteResult, seenAfter: isWriteResult ? write.sentAfter : sequence)
+        settlingHeldAnnouncement { sync in
+            guard let write = sync.inFlight else { return SyncEffects() }
+            var effects = sync.settleWrite()
+            guard sequence > sync.appliedSequence else { return effects + sync.rebase() }
+            // A read that started after the write was sent, already applied, may show a later
+            // commit than the write's result does: which is newer is not known (versions do not
+            // tell: a row deleted and inserted again counts from 1), so read again.
+            effects.reread = isWriteResult && sync.appliedSequence > write.sentAfter
+            guard let row else { return effects + sync.delete(at: sequence) }
+            return effects + sync.adopt(row, sequence: sequence, byWrite: isWriteResult, seenAfter: isWriteResult ? write.sentAfter : sequence)
+        }
     }
 
     /// The write under way committed (or had nothing to write), and the state it produced is
     /// not known yet: the value stays as it is until the next read.
     mutating func writeCommitted() -> SyncEffects {
+        settlingHeldAnnouncement { $0.settleWrite() }
+    }
+
+    private mutating func settleWrite() -> SyncEffects {
         guard let write = inFlight else { return SyncEffects() }
         (inFlight, inFlightIsAbandoned) = (nil, false)
         settled = max(settled, write.through)
@@ -132,6 +145,10 @@ struct SyncState<Content: SyncContent> {
     /// row is gone). Each field is carried over the newer state; a field the other writer
     /// changed too, to another value, is a conflict settled by the policy.
     mutating func writeConflicted(theirs row: Committed<Content>?, sequence: UInt64) -> SyncEffects {
+        settlingHeldAnnouncement { $0.settleConflict(theirs: row, sequence: sequence) }
+    }
+
+    private mutating func settleConflict(theirs row: Committed<Content>?, sequence: UInt64) -> SyncEffects {
         guard let write = inFlight else { return SyncEffects() }
         let wasAbandoned = inFlightIsAbandoned
         if sequence > appliedSequence {
@@ -151,7 +168,7 @@ struct SyncState<Content: SyncContent> {
             // Nothing changed, yet the write matched no row: it would never succeed.
             var error = PostgresError(.server, "the row is still as the write expected, but the UPDATE matched no row (a row-level security policy or a trigger may hide it)")
             error.sqlState = "40001"
-            return writeFailed(.writeFailed(table: table, key: key, error))
+            return settleFailure(.writeFailed(table: table, key: key, error))
         }
         (inFlight, inFlightIsAbandoned) = (nil, false)
         let alreadyTheirs = write.fields.subtracting(Content.differing(theirs, write.snapshot, among: write.fields))
@@ -182,6 +199,10 @@ struct SyncState<Content: SyncContent> {
     /// The write under way failed (a constraint, a lost connection): every local edit is
     /// dropped and the value returns to the committed state.
     mutating func writeFailed(_ error: LiveRecordError) -> SyncEffects {
+        settlingHeldAnnouncement { $0.settleFailure(error) }
+    }
+
+    private mutating func settleFailure(_ error: LiveRecordError) -> SyncEffects {
         let lost = editRange(of: localFields)
         (inFlight, inFlightIsAbandoned) = (nil, false)
         pending = [:]
@@ -300,15 +321,5 @@ struct SyncState<Content: SyncContent> {
     private mutating func fail(_ error: LiveRecordError, edits lost: ClosedRange<UInt64>) -> SyncEffects {
         failures.append(Failure(error: error, edits: lost))
         return SyncEffects(reports: [error])
-    }
-
-    /// The local edits (by count) that the edits of `fields` carry; the latest when none is known.
-    private func editRange(of fields: Set<Field>) -> ClosedRange<UInt64> {
-        let ranges = fields.flatMap { field in [pending[field]?.edits, inFlight?.edits[field]?.edits].compactMap { $0 } }
-        return (ranges.map(\.lowerBound).min() ?? edits)...(ranges.map(\.upperBound).max() ?? edits)
-    }
-
-    private func conflictError(_ fields: Set<Field>, ours: Value, theirs: Value) -> LiveRecordError {
-        .conflict(table: table, key: key, columns: fields.map(Content.name).sorted(), ours: ours, theirs: theirs, policy: policy)
     }
 }

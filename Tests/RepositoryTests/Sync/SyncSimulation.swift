@@ -40,7 +40,7 @@ struct SyncSimulation {
     typealias State = SyncState<TwoColumnContent>
 
     enum Event: CaseIterable {
-        case editA, editB, commitA, commitB, delete, insert, announce, executeRead, deliverRead, writeStep, save, reconnect
+        case editA, editB, commitA, commitB, delete, insert, announce, executeRead, deliverRead, writeStep, failWrite, save, reconnect
     }
 
     /// A read: numbered when it starts, sees the database when it executes, applied on arrival.
@@ -62,7 +62,8 @@ struct SyncSimulation {
     private var clock = 0
     /// Every committed value of a column: who wrote it, when.
     private(set) var commits: [(field: String, value: Int, ours: Bool, time: Int)] = [("a", 0, false, 0), ("b", 0, false, 0)]
-    private var announcements = 0
+    /// Announcements not yet received, in commit order: what happened, and the version after.
+    private var announcements: [(operation: Change.Operation, version: Int64)] = []
     // The process.
     private var sequence: UInt64 = 1
     private var reads: [Read] = []
@@ -106,17 +107,19 @@ struct SyncSimulation {
         case .delete:
             guard row != nil else { return }
             row = nil
-            announcements += 1
+            announcements.append((.delete, version))
         case .insert:
             guard row == nil else { return }
             row = TwoColumns(a: value, b: value)
             version = 1  // a new row starts again
             commits += ["a", "b"].map { ($0, value, false, clock) }
-            announcements += 1
+            announcements.append((.insert, version))
         case .announce:
-            guard announcements > 0 else { return }
-            announcements -= 1
-            startRead()
+            guard !announcements.isEmpty else { return }
+            let (operation, version) = announcements.removeFirst()
+            // Whether the store reads the row is the state's decision (it may hold an
+            // announcement of its own write under way).
+            if state.announced(operation, version: version) { startRead() }
         case .reconnect:
             startRead()
         case .executeRead:
@@ -132,6 +135,11 @@ struct SyncSimulation {
                 : state.applyRead(snapshot, sequence: read.sequence))
         case .writeStep:
             writeStep()
+        case .failWrite:
+            // The write's connection is lost before its statement ran.
+            guard case .taken = write else { return }
+            write = nil
+            perform(state.writeFailed(.writeFailed(table: "t", key: "1", PostgresError(.connectionLost, "connection lost"))))
         case .save:
             let ticket = saves.count + resolvedSaves.count + 1
             saves[ticket] = (edits.count, clock)
@@ -151,7 +159,7 @@ struct SyncSimulation {
         row = new
         version += 1
         commits += fields.map { ($0, new[$0], ours, clock) }
-        announcements += 1
+        announcements.append((.update, version))
     }
 
     private mutating func startRead(forConflict: Bool = false) {
@@ -225,16 +233,13 @@ struct SyncSimulation {
     /// nothing was lost without a report.
     mutating func settle() {
         for _ in 0..<10_000 {
-            if announcements > 0 { step(.announce, value: 0); continue }
+            if !announcements.isEmpty { step(.announce, value: 0); continue }
             if reads.contains(where: { $0.snapshot == nil }) { step(.executeRead, value: 0); continue }
             if !reads.isEmpty { step(.deliverRead, value: 0); continue }
             if write != nil || isWriting { step(.writeStep, value: 0); continue }
             break
         }
-        step(.reconnect, value: 0)
-        step(.executeRead, value: 0)
-        step(.deliverRead, value: 0)
-        if !reads.isEmpty || write != nil || isWriting || announcements > 0 { violations.append("did not settle") }
+        if !reads.isEmpty || write != nil || isWriting || !announcements.isEmpty { violations.append("did not settle") }
         if let row {
             if state.lifecycle != .live || state.value != row { violations.append("did not converge: \(state.value) (\(state.lifecycle)) vs \(row)") }
         } else if state.lifecycle != .deleted {

@@ -56,7 +56,7 @@ struct SyncStateTests {
     func random() async {
         await propertyCheck(count: Self.randomRuns, input: Gen.int(in: 0...999).array(of: 1...80), Gen.bool) { codes, localWins in
             let violations = Self.run(codes, policy: localWins ? .localWins : .databaseWins)
-            #expect(violations.isEmpty, "\(codes.map { Self.events[$0 % Self.events.count] }): \(violations)")
+            #expect(violations.isEmpty, "\(codes.map { Self.events[$0 % Self.events.count] }) codes \(codes) localWins \(localWins): \(violations)")
         }
     }
 }
