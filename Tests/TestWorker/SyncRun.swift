@@ -25,7 +25,7 @@ struct Report: Codable {
     var policy: String
     var sets = 0
     var ownSets = 0
-    var sharedConfirmed: [[Int64]] = []  // [row, value] of shared writes whose save() returned
+    var sharedConfirmed: [[Int64]] = []  // [row, value, 1 if set through the live query] of shared writes whose save() returned
     var lastOwn: [String: Int64] = [:]    // row -> last value set in this worker's column
     var conflictsThrown = 0
     var conflictsReported = 0
@@ -136,7 +136,7 @@ func sync(_ arguments: [String]) async throws {
                     }
                     do {
                         try await (viaQuery ? everyone.save() : rows[id]!.save())
-                        if column != own { log.with { $0.sharedConfirmed.append([id, value]) } }
+                        if column != own { log.with { $0.sharedConfirmed.append([id, value, viaQuery ? 1 : 0]) } }
                     } catch LiveRecordError.conflict {
                         log.with { $0.conflictsThrown += 1 }
                     } catch {

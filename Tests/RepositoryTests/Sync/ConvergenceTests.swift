@@ -139,9 +139,27 @@ struct ConvergenceTests {
         #expect(converged, "\(reports.compactMap(\.mismatch)) (seed \(seed))")
         #expect(staleWrites.isEmpty, "\(staleWrites.prefix(5)) (seed \(seed))")
         #expect(ownLost.isEmpty, "\(ownLost.prefix(5)) (seed \(seed))")
-        #expect(unreportedLosses.isEmpty, "\(unreportedLosses.prefix(5)) (seed \(seed))")
+        let lossHistory = try await history(of: unreportedLosses.first, in: database)
+        #expect(unreportedLosses.isEmpty, "\(unreportedLosses.prefix(5)) (seed \(seed)); \(lossHistory)")
         let otherErrors = reports.flatMap(\.otherErrors)
         #expect(otherErrors.isEmpty, "\(otherErrors.prefix(5)) (seed \(seed))")
         #expect(sets > Self.workers * 10, "the workers barely wrote")
+    }
+
+    /// For a failure's message: the commits of a lost value's row, from its writer's last
+    /// commit before the value to the end (the value is [row, value, set through the query]).
+    func history(of lost: [Int64]?, in database: Database) async throws -> String {
+        guard let lost else { return "" }
+        let writer = "sync-worker-\(lost[1] / 1_000_000_000 - 1)"
+        let rows = try await database.query("""
+            SELECT n, version, writer, old_shared, new_shared FROM sync_audit WHERE row_id = $1 AND n >= coalesce(
+                (SELECT max(n) FROM sync_audit WHERE row_id = $1 AND writer = $2 AND new_shared < $3 AND new_shared / 1000000000 = $3 / 1000000000), 0)
+            ORDER BY n LIMIT 40
+            """, [lost[0], writer, lost[1]])
+        let lines = try rows.map { row in
+            "v\(try row.decode(Int64.self, column: "version")) \(try row.decode(String.self, column: "writer")): "
+                + "\(try row.decode(Int64.self, column: "old_shared")) -> \(try row.decode(Int64.self, column: "new_shared"))"
+        }
+        return "set through the query: \(lost.count > 2 && lost[2] == 1); commits of row \(lost[0]): " + lines.joined(separator: "; ")
     }
 }
