@@ -1,0 +1,51 @@
+@testable import Repository
+import Testing
+
+/// Single transitions of the sync state machine that the exhaustive search covers too, spelled
+/// out as examples: what the store does with announcements while its own write is under way.
+@Suite("Sync state machine: own-write announcements")
+struct SyncStateExampleTests {
+    typealias State = SyncState<TwoColumnContent>
+
+    /// A row at version 1, with the edit `a = 1` sent as a write (after reads up to number 1).
+    func writing() -> State {
+        var state = State(table: "t", key: "1", policy: .databaseWins, committed: Committed(value: TwoColumns(a: 0, b: 0), version: 1), sequence: 1)
+        _ = state.edit(to: TwoColumns(a: 1, b: 0), readsStarted: 1)
+        _ = state.nextWrite(readsStarted: 1)
+        return state
+    }
+
+    @Test("the announcement of the version our write will produce is not read; its result settles it")
+    func heldThenWritten() {
+        var state = writing()
+        let held = !state.announced(.update, version: 2)
+        #expect(held)
+        let effects = state.writeSucceeded(Committed(value: TwoColumns(a: 1, b: 0), version: 2), sequence: 2, isWriteResult: true)
+        #expect(!effects.reread)
+        #expect(state.committed.version == 2)
+    }
+
+    @Test("another version, a delete or an insert is read at once, write or not")
+    func otherAnnouncementsAreRead() {
+        var state = writing()
+        let read = [state.announced(.update, version: 3), state.announced(.delete, version: 2), state.announced(.insert, version: 2)]
+        #expect(read == [true, true, true])
+    }
+
+    @Test("a held announcement is read once the write fails: it was another writer's")
+    func heldThenFailed() {
+        var state = writing()
+        let held = !state.announced(.update, version: 2)
+        #expect(held)
+        let effects = state.writeFailed(.writeFailed(table: "t", key: "1", PostgresError(.connectionLost, "connection lost")))
+        #expect(effects.reread)
+    }
+
+    @Test("a write's result after a read that started once the write was sent: which is newer is unknown, so read again")
+    func ambiguousWriteResult() {
+        var state = writing()
+        _ = state.applyRead(Committed(value: TwoColumns(a: 0, b: 5), version: 3), sequence: 2)
+        let effects = state.writeSucceeded(Committed(value: TwoColumns(a: 1, b: 0), version: 2), sequence: 3, isWriteResult: true)
+        #expect(effects.reread)
+    }
+}
