@@ -72,6 +72,12 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
         lock.withLock { body(state) }
     }
 
+    /// Changes the state under the lock in a way its value does not show (bookkeeping), so
+    /// nobody is told. `body` must not touch this object.
+    func update<Result>(_ body: (inout State) -> Result) -> Result {
+        lock.withLock { body(&state) }
+    }
+
     /// Runs `body` on the state under the lock (it must not touch this object); if it asks,
     /// observers hear the change of the value, on behalf of `publish`'s author.
     @discardableResult

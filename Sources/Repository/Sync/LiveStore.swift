@@ -122,7 +122,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     /// Whether this announcement of the value's own row (an aggregate's root) means it must be
     /// read (see ``SyncState/announced(_:version:)``).
     func isStale(after change: Change) -> Bool {
-        cell.transition { (.none, $0.announced(change.operation, version: change.version)) }
+        cell.update { $0.announced(change.operation, version: change.version) }
     }
 
     /// Applies a read that started as number `sequence` (nil: the row is gone).
