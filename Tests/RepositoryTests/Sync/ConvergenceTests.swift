@@ -85,6 +85,8 @@ struct ConvergenceTests {
         try #require(try await all(said: "written"), "workers did not finish writing (seed \(seed))")
         try await database.query("UPDATE sync_control SET phase = 'check'")
         for child in children { #expect(child.wait() == 0) }
+        // The output is read on another thread, which may still be taking in the report line.
+        try #require(try await eventually { lines.allSatisfy { $0.all.last?.first == "{" } }, "a worker printed no report (seed \(seed))")
         let reports = try lines.map { lines in
             try JSONDecoder().decode(Report.self, from: Data((lines.all.last ?? "").utf8))
         }
