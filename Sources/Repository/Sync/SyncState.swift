@@ -184,7 +184,9 @@ struct SyncState<Content: SyncContent> {
         }
         var effects = SyncEffects()
         if !conflicts.isEmpty {
-            let conflict = conflictError(conflicts, ours: write.snapshot, theirs: theirs)
+            // Ours is the value this process holds: a later edit of a conflicting column, made
+            // while the write was under way, is lost (or written) with it.
+            let conflict = conflictError(conflicts, ours: value, theirs: theirs)
             if policy == .databaseWins {
                 let lost = editRange(of: conflicts)
                 for field in conflicts { pending[field] = nil }

@@ -48,4 +48,18 @@ struct SyncStateExampleTests {
         let effects = state.writeSucceeded(Committed(value: TwoColumns(a: 1, b: 0), version: 2), sequence: 3, isWriteResult: true)
         #expect(effects.reread)
     }
+
+    @Test("a conflict lost while a later edit of the column waited reports that later value as ours: it is lost too")
+    func conflictReportsTheLatestValue() {
+        var state = writing()
+        _ = state.edit(to: TwoColumns(a: 2, b: 0), readsStarted: 1)
+        let effects = state.writeConflicted(theirs: Committed(value: TwoColumns(a: 9, b: 0), version: 2), sequence: 2)
+        guard case .conflict(_, _, let columns, let ours, _, .databaseWins)? = effects.reports.first else {
+            Issue.record("no conflict reported: \(effects.reports)")
+            return
+        }
+        #expect(columns == ["a"])
+        #expect((ours as? TwoColumns)?.a == 2)
+        #expect(state.value.a == 9)
+    }
 }
