@@ -33,12 +33,14 @@ where Element.ID: Comparable & Sendable {
     var elements: Elements { cell.inspect { $0.elements } }
 
     /// Waits for every member edited through the query (kept across calls: another task's
-    /// `save()` must not take this one's edits away).
+    /// `save()` must not take this one's edits away). Every member's edits are counted before
+    /// it waits for any, so a failure while it waits for one member is thrown to it too.
     func save() async throws {
         let stores = cell.inspect { state in state.edited.compactMap { state.members[$0]?.store } }
+        let tickets = stores.map { ($0, $0.enrolSave()) }
         var firstError: (any Error)?
-        for store in stores {
-            do { try await store.save() } catch { firstError = firstError ?? error }
+        for (store, ticket) in tickets {
+            do { try await store.awaitSave(ticket) } catch { firstError = firstError ?? error }
         }
         if let firstError { throw firstError }
     }

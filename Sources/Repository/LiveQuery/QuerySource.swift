@@ -8,6 +8,10 @@ protocol MemberStore<Element>: VarPersistence {
     /// A local edit of the fields in which `new` differs from `old` (an element as a live
     /// query showed it, perhaps older than the store's value in other fields).
     func edit(from old: Element, to new: Element, author: Author?)
+    /// Counts the edits made so far for a `save()` (see ``LiveStore/enrolSave()``).
+    func enrolSave() -> Int
+    /// Waits for the edits counted by `ticket` (see ``LiveStore/awaitSave(_:)``).
+    func awaitSave(_ ticket: Int) async throws
 }
 
 extension LiveStore: MemberStore {

@@ -20,7 +20,15 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     /// Told each newly committed state (aggregates keep their child routes current with it).
     private let committedChanged: @Sendable (Committed<Content>) -> Void
     private let cell: ObservedState<SyncState<Content>>
-    private let waiters = Locked<(next: Int, waiting: [Int: CheckedContinuation<Void, any Error>])>((0, [:]))
+    private let waiters = Locked<(next: Int, saves: [Int: SaveWaiter])>((0, [:]))
+
+    /// A `save()` between enrolling (its edits counted) and returning.
+    private enum SaveWaiter {
+        case enrolled
+        case waiting(CheckedContinuation<Void, any Error>)
+        /// Woken before it waited: nil, or the failure to throw.
+        case woken((any Error)?)
+    }
 
     init(id: Table.ID, committed: Committed<Content>, readAs sequenceNumber: UInt64, table: Table, context: LiveContext,
          committedChanged: @escaping @Sendable (Committed<Content>) -> Void = { _ in }) {
@@ -67,15 +75,40 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     /// Waits until every edit made before it is settled; cancelling the task stops the wait
     /// (with `CancellationError`), not the writes.
     func save() async throws {
+        try await awaitSave(enrolSave())
+    }
+
+    /// Counts the edits made so far for a `save()`: from now on a failure of one of them is
+    /// thrown to it, even before ``awaitSave(_:)`` waits (a live query enrols every member
+    /// store first, then waits for each).
+    func enrolSave() -> Int {
         let ticket = waiters.withLock { waiters in
             waiters.next += 1
+            waiters.saves[waiters.next] = .enrolled
             return waiters.next
         }
+        transition { $0.save(ticket) }
+        return ticket
+    }
+
+    /// Waits until the edits counted by `ticket` are settled; throws the first that failed.
+    func awaitSave(_ ticket: Int) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                waiters.withLock { $0.waiting[ticket] = continuation }
-                if Task.isCancelled { return cancelSave(ticket) }
-                transition { $0.save(ticket) }
+                let woken: (any Error)?? = waiters.withLock { waiters in
+                    switch waiters.saves[ticket] {
+                    case .enrolled?:
+                        waiters.saves[ticket] = .waiting(continuation)
+                        return .none
+                    case .woken(let failure)?:
+                        waiters.saves[ticket] = nil
+                        return .some(failure)
+                    case .waiting?, nil:  // cancelled before it waited
+                        return .some(CancellationError())
+                    }
+                }
+                guard let woken else { return }
+                if let failure = woken { continuation.resume(throwing: failure) } else { continuation.resume() }
             }
         } onCancel: {
             cancelSave(ticket)
@@ -83,9 +116,9 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     }
 
     private func cancelSave(_ ticket: Int) {
-        guard let waiter = waiters.withLock({ $0.waiting.removeValue(forKey: ticket) }) else { return }
+        guard let waiter = waiters.withLock({ $0.saves.removeValue(forKey: ticket) }) else { return }
         transition { $0.forgetSave(ticket) }
-        waiter.resume(throwing: CancellationError())
+        if case .waiting(let continuation) = waiter { continuation.resume(throwing: CancellationError()) }
     }
 
     // MARK: - Transitions
@@ -105,7 +138,18 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         for error in effects.reports { report(error) }
         if !effects.wake.isEmpty {
             let resumed = waiters.withLock { waiters in
-                effects.wake.compactMap { ticket, failure in waiters.waiting.removeValue(forKey: ticket).map { ($0, failure) } }
+                effects.wake.compactMap { ticket, failure -> (CheckedContinuation<Void, any Error>, (any Error)?)? in
+                    switch waiters.saves[ticket] {
+                    case .waiting(let continuation)?:
+                        waiters.saves[ticket] = nil
+                        return (continuation, failure)
+                    case .enrolled?:
+                        waiters.saves[ticket] = .woken(failure)
+                        return nil
+                    case .woken?, nil:
+                        return nil
+                    }
+                }
             }
             for (waiter, failure) in resumed { failure.map { waiter.resume(throwing: $0) } ?? waiter.resume() }
         }

@@ -16,6 +16,8 @@ struct QueryStateTests {
         init(_ value: Row) { self.value = value }
         var state: LiveState { .live }
         func save() async throws {}
+        func enrolSave() -> Int { 0 }
+        func awaitSave(_ ticket: Int) async throws {}
         func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<Row>) -> Void) -> Subscription { Subscription {} }
         func edit(from old: Row, to new: Row, author: Author?) { value = new }
     }
