@@ -121,8 +121,11 @@ struct SyncState<Content: SyncContent> {
             guard sequence > sync.appliedSequence else { return effects + sync.rebase() }
             // A read that started after the write was sent, already applied, may show a later
             // commit than the write's result does: which is newer is not known (versions do not
-            // tell: a row deleted and inserted again counts from 1), so read again.
-            effects.reread = isWriteResult && sync.appliedSequence > write.sentAfter
+            // tell: a row deleted and inserted again counts from 1), so read again — unless the
+            // read showed just what the result shows.
+            let sameAsRead = sync.lifecycle == .live
+                && row.map { $0.version == sync.committed.version && !Content.differs($0.value, sync.committed.value) } ?? false
+            effects.reread = isWriteResult && sync.appliedSequence > write.sentAfter && !sameAsRead
             guard let row else { return effects + sync.delete(at: sequence) }
             return effects + sync.adopt(row, sequence: sequence, byWrite: isWriteResult, seenAfter: isWriteResult ? write.sentAfter : sequence)
         }

@@ -49,6 +49,14 @@ struct SyncStateExampleTests {
         #expect(effects.reread)
     }
 
+    @Test("a read applied before the write's result that shows just that result: no second read")
+    func readShowedTheResult() {
+        var state = writing()
+        let result = Committed<TwoColumnContent>(value: TwoColumns(a: 1, b: 0), version: 2)
+        _ = state.applyRead(result, sequence: 2)
+        #expect(!state.writeSucceeded(result, sequence: 3, isWriteResult: true).reread)
+    }
+
     @Test("a conflict lost while a later edit of the column waited reports that later value as ours: it is lost too")
     func conflictReportsTheLatestValue() {
         var state = writing()
