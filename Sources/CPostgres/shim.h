@@ -5,4 +5,9 @@
 #include <libpq-fe.h>
 #include <postgres_ext.h>
 
+// What waits for libpq's sockets on Linux (Glibc's Swift module leaves epoll out).
+#ifdef __linux__
+#include <sys/epoll.h>
+#endif
+
 #endif

@@ -2,20 +2,24 @@ internal import CPostgres
 import Foundation
 import Synchronization
 
-/// One connection to PostgreSQL, running on a thread of its own.
+/// One connection to PostgreSQL.
 ///
-/// libpq blocks while it waits for the server, so every method runs on the connection's
-/// dedicated thread (the actor's executor), never on Swift's cooperative pool. Statements are
-/// parameterized (`$1`, `$2`…) and prepared once per connection, then reused.
+/// A statement is sent with libpq's non-blocking API from the calling task; while the server
+/// works, the task is suspended and the shared ``SocketPoller`` thread waits for the answer, so
+/// no thread of Swift's cooperative pool ever blocks on the network. Statements on one
+/// connection run one at a time, in the order they were called. They are parameterized
+/// (`$1`, `$2`…) and prepared once per connection, then reused.
 ///
 /// Most code uses a ``Database`` pool rather than a connection directly.
 public actor Connection {
     /// The configuration this connection was opened with (its description has no password).
     public nonisolated let configuration: ConnectionConfiguration
 
-    private let executor: ThreadExecutor
     private var handle: LibpqConnection?
     private var statements = PreparedStatements()
+    private var turns = StatementTurns()
+    /// Waits for this connection's results.
+    private let poller: SocketPoller
 
     /// Set by the pool when the connection goes idle: the next statement first checks that the
     /// server has not closed the connection in the meantime.
@@ -27,32 +31,25 @@ public actor Connection {
     /// Cancels the running statement from another thread.
     nonisolated let canceller = StatementCanceller()
 
-    /// The executor that runs this connection's methods on its own thread.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-
-    private init(configuration: ConnectionConfiguration) {
+    private init(configuration: ConnectionConfiguration, pg: OpaquePointer, poller: SocketPoller) {
         self.configuration = configuration
-        self.executor = ThreadExecutor(name: "postgres \(configuration)")
+        self.poller = poller
+        handle = LibpqConnection(pg)
+        canceller.attach(pg)
+        isReusable.store(true, ordering: .relaxed)
     }
 
     /// Opens a connection.
     /// - Throws: ``PostgresError`` of kind ``PostgresError/Kind/connectionFailed`` with libpq's
     ///   reason (password removed) when the server cannot be reached or refuses.
     public static func connect(_ configuration: ConnectionConfiguration) async throws -> Connection {
-        let connection = Connection(configuration: configuration)
-        try await connection.open()
-        return connection
+        try await connect(configuration, poller: .shared)
     }
 
-    private func open() throws {
-        let pg = try openLibpqConnection(configuration)
-        handle = LibpqConnection(pg)
-        canceller.attach(pg)
-        isReusable.store(true, ordering: .relaxed)
-    }
-
-    deinit {
-        executor.shutdown()
+    /// Opens a connection whose results `poller` waits for (tests try each ``ReadinessSource``).
+    static func connect(_ configuration: ConnectionConfiguration, poller: SocketPoller) async throws -> Connection {
+        let pg = try await openLibpqConnectionOffThePool(configuration)
+        return Connection(configuration: configuration, pg: pg.pointer, poller: poller)
     }
 
     /// Closes the connection. Statements after this throw ``PostgresError/Kind/closed``.
@@ -102,12 +99,16 @@ public actor Connection {
         }
     }
 
-    /// Runs `body` as the statement of `ticket`: a cancelled ticket's statement ends with
-    /// `CancellationError`, and a connection that was sent a cancel request is not reused.
-    private func asStatement<T>(_ ticket: StatementCanceller.Ticket?, _ body: () throws -> T) throws -> T {
-        guard let ticket else { return try body() }
+    /// Runs `body` as the statement of `ticket`, after the statements called before it: a
+    /// cancelled ticket's statement ends with `CancellationError`, and a connection that was
+    /// sent a cancel request is not reused.
+    private func asStatement<T>(_ ticket: StatementCanceller.Ticket?, _ body: () async throws -> T) async throws -> T {
+        if !turns.take() { await withCheckedContinuation { turns.enqueue($0) } }
+        defer { turns.pass()?.resume() }
+        guard let ticket else { return try await body() }
         try canceller.begin(ticket)
-        let result = Result { try body() }
+        let result: Result<T, any Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
         let (cancelled, requestSent) = canceller.end(ticket)
         if requestSent {
             isReusable.store(false, ordering: .relaxed)
@@ -118,70 +119,71 @@ public actor Connection {
         return try result.get()
     }
 
-    private func run(_ sql: String, values: [SQLValue], ticket: StatementCanceller.Ticket?) throws -> QueryResult {
-        try asStatement(ticket) { try runPrepared(sql, values: values) }
+    private func run(_ sql: String, values: [SQLValue], ticket: StatementCanceller.Ticket?) async throws -> QueryResult {
+        try await asStatement(ticket) { try await runPrepared(sql, values: values) }
     }
 
-    private func runScript(_ sql: String, ticket: StatementCanceller.Ticket?) throws -> QueryResult {
+    private func runScript(_ sql: String, ticket: StatementCanceller.Ticket?) async throws -> QueryResult {
         try SQLText.refuseNUL(sql)
-        return try asStatement(ticket) {
-            let pg = try liveHandle(for: sql)
-            return try result(PQexec(pg, sql), pg, sql)
+        return try await asStatement(ticket) {
+            let connection = try liveConnection(for: sql)
+            return try await command(connection, sql) { PQsendQuery($0, sql) }
         }
     }
 
     /// Ends a failed transaction whatever the calling task's state: a cancelled task must still
     /// roll back (if the connection was closed instead, the server rolls back on its own).
-    func rollback() {
-        _ = try? runScript("ROLLBACK", ticket: nil)
+    func rollback() async {
+        _ = try? await runScript("ROLLBACK", ticket: nil)
     }
 
-    private func runPrepared(_ sql: String, values: [SQLValue]) throws -> QueryResult {
+    private func runPrepared(_ sql: String, values: [SQLValue]) async throws -> QueryResult {
         try SQLText.refuseNUL(sql)
-        let pg = try liveHandle(for: sql)
+        let connection = try liveConnection(for: sql)
         let bound = try BoundParameters(values, statement: sql)
         do {
-            return try executePrepared(pg, sql, bound)
-        } catch let error as PostgresError where PreparedStatements.isStale(error) && PQtransactionStatus(pg) == PQTRANS_IDLE {
+            return try await executePrepared(connection, sql, bound)
+        } catch let error as PostgresError where PreparedStatements.isStale(error) && PQtransactionStatus(connection.pointer) == PQTRANS_IDLE {
             // The server forgot or invalidated the statement (DISCARD ALL, a schema change):
             // prepare it again, once. Outside a transaction nothing was applied.
             statements.forget(sql)
-            return try executePrepared(pg, sql, bound)
+            return try await executePrepared(connection, sql, bound)
         }
     }
 
-    private func executePrepared(_ pg: OpaquePointer, _ sql: String, _ bound: BoundParameters) throws -> QueryResult {
-        let name = try preparedName(pg, sql)
-        let raw = bound.withPointers { count, values, lengths, formats in
-            PQexecPrepared(pg, name, count, values, lengths, formats, 1)
+    private func executePrepared(_ connection: LibpqConnection, _ sql: String, _ bound: BoundParameters) async throws -> QueryResult {
+        let name = try await preparedName(connection, sql)
+        return try await command(connection, sql) { pg in
+            bound.withPointers { count, values, lengths, formats in
+                PQsendQueryPrepared(pg, name, count, values, lengths, formats, 1)
+            }
         }
-        return try result(raw, pg, sql)
     }
 
-    private func preparedName(_ pg: OpaquePointer, _ sql: String) throws -> String {
+    private func preparedName(_ connection: LibpqConnection, _ sql: String) async throws -> String {
         if let name = statements.name(for: sql) { return name }
-        if statements.isFull, PQtransactionStatus(pg) == PQTRANS_IDLE {
-            _ = try result(PQexec(pg, "DEALLOCATE ALL"), pg, "DEALLOCATE ALL")
+        if statements.isFull, PQtransactionStatus(connection.pointer) == PQTRANS_IDLE {
+            _ = try await command(connection, "DEALLOCATE ALL") { PQsendQuery($0, "DEALLOCATE ALL") }
             statements.removeAll()
         }
         let name = statements.nextName()
-        _ = try result(PQprepare(pg, name, sql, 0, nil), pg, sql)
+        _ = try await command(connection, sql) { PQsendPrepare($0, name, sql, 0, nil) }
         statements.remember(sql, as: name)
         return name
     }
 
-    /// The open handle, after checking (when the pool asked for it) that the server did not
-    /// close the connection while it sat idle.
-    private func liveHandle(for sql: String) throws -> OpaquePointer {
-        guard let pg = handle?.pointer else { throw PostgresError(.closed, "the connection is closed", statement: sql) }
-        if needsLivenessCheck.exchange(false, ordering: .relaxed), !Self.isAlive(pg) {
+    /// The open connection, after checking (when the pool asked for it) that the server did not
+    /// close it while it sat idle.
+    private func liveConnection(for sql: String) throws -> LibpqConnection {
+        guard let connection = handle else { throw PostgresError(.closed, "the connection is closed", statement: sql) }
+        if needsLivenessCheck.exchange(false, ordering: .relaxed), !Self.isAlive(connection.pointer) {
             isReusable.store(false, ordering: .relaxed)
             wasLost.store(true, ordering: .relaxed)
             var error = PostgresError(.connectionLost, "the server closed the connection while it was idle", statement: sql)
             error.statementWasNotSent = true
             throw error
         }
-        return pg
+        return connection
     }
 
     private static func isAlive(_ pg: OpaquePointer) -> Bool {
@@ -194,20 +196,40 @@ public actor Connection {
         return PQstatus(pg) == CONNECTION_OK
     }
 
-    /// Turns a libpq result into rows, or into a ``PostgresError``; clears it either way.
-    private func result(_ raw: OpaquePointer?, _ pg: OpaquePointer, _ sql: String) throws -> QueryResult {
-        defer {
-            PQclear(raw)
-            isReusable.store(PQstatus(pg) == CONNECTION_OK && PQtransactionStatus(pg) == PQTRANS_IDLE, ordering: .relaxed)
+    /// Sends one command with `send` (a `PQsend…` call), waits for its results without blocking
+    /// a thread, and returns the last one — or throws the first error. `connection` stays
+    /// referenced, so open, until the command is over.
+    private func command(_ connection: LibpqConnection, _ sql: String, send: (OpaquePointer) -> Int32) async throws -> QueryResult {
+        let pg = connection.pointer
+        guard send(pg) == 1 else {
+            isReusable.store(false, ordering: .relaxed)
+            throw lostOrFailed(pg, sql)
         }
-        guard let raw else { throw lostOrFailed(pg, sql) }
-        switch PQresultStatus(raw) {
-        case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-            return ResultReader.read(raw)
-        default:
-            if PQstatus(pg) != CONNECTION_OK { throw lostOrFailed(pg, sql, raw) }
-            throw ResultReader.error(raw, statement: sql, redact: configuration.redact)
+        var outcome: Result<QueryResult, PostgresError>?
+        while true {
+            if PQisBusy(pg) != 0 || PQflush(pg) != 0 { await poller.awaitResults(of: pg) }
+            guard let raw = PQgetResult(pg) else { break }
+            defer { PQclear(raw) }
+            switch PQresultStatus(raw) {
+            case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+                if case .failure = outcome { continue }  // the first error stands
+                outcome = .success(ResultReader.read(raw))
+            case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+                // COPY needs a protocol of its own; leave the connection rather than half in it.
+                handle = nil
+                outcome = .failure(PostgresError(.server, "COPY is not supported here; the connection was closed", statement: sql))
+                isReusable.store(false, ordering: .relaxed)
+                return try outcome!.get()
+            default:
+                if case .failure = outcome { continue }
+                outcome = .failure(PQstatus(pg) == CONNECTION_OK
+                    ? ResultReader.error(raw, statement: sql, redact: configuration.redact)
+                    : lostOrFailed(pg, sql, raw))
+            }
         }
+        isReusable.store(PQstatus(pg) == CONNECTION_OK && PQtransactionStatus(pg) == PQTRANS_IDLE, ordering: .relaxed)
+        guard let outcome else { throw lostOrFailed(pg, sql) }
+        return try outcome.get()
     }
 
     private func lostOrFailed(_ pg: OpaquePointer, _ sql: String, _ raw: OpaquePointer? = nil) -> PostgresError {

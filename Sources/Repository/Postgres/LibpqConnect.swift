@@ -1,4 +1,5 @@
 internal import CPostgres
+import Foundation
 
 /// Opens a libpq connection, blocking the calling thread (a connection's or the feed's own).
 /// - Throws: ``PostgresError`` of kind ``PostgresError/Kind/connectionFailed`` with libpq's
@@ -16,4 +17,18 @@ func openLibpqConnection(_ configuration: ConnectionConfiguration) throws -> Opa
     // Server notices (RAISE NOTICE, "arrived while idle") must not reach stderr.
     PQsetNoticeProcessor(pg, { _, _ in }, nil)
     return pg
+}
+
+/// Opens a libpq connection on a thread of its own (connecting blocks: name resolution, TLS,
+/// authentication), never on Swift's cooperative pool, and switches it to non-blocking mode.
+func openLibpqConnectionOffThePool(_ configuration: ConnectionConfiguration) async throws -> SocketPoller.Handed {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Result {
+                let pg = try openLibpqConnection(configuration)
+                PQsetnonblocking(pg, 1)
+                return SocketPoller.Handed(pointer: pg)
+            })
+        }
+    }
 }

@@ -1,0 +1,99 @@
+internal import CPostgres
+import Foundation
+
+/// Waits for libpq connections' results on one shared thread, so that no task blocks a thread
+/// while the server works.
+///
+/// A connection sends its command without blocking (libpq's non-blocking mode) on the caller's
+/// thread, then suspends here. The poller's thread sleeps in the kernel until a socket is ready,
+/// reads what arrived (`PQflush`, `PQconsumeInput`) and resumes the statement's task once
+/// `PQisBusy` says its result can be taken without waiting. A statement thus costs one wake-up
+/// beyond what a blocking libpq call costs (the poller's, then the task's), where a connection
+/// thread of its own costs two: onto that thread and back.
+///
+/// While a statement waits, its task is suspended and only this thread touches the connection;
+/// the continuation hands it back.
+final class SocketPoller: Sendable {
+    /// The poller every ``Connection`` uses.
+    static let shared = SocketPoller()
+
+    /// A connection handed to the poller for one wait: only the poller's thread uses it until
+    /// the waiting task is resumed, which hands it back.
+    struct Handed: @unchecked Sendable {  // exclusive hand-over: the owner is suspended meanwhile
+        let pointer: OpaquePointer
+    }
+
+    private struct Waiter {
+        let connection: Handed
+        /// Whether libpq still holds output to send (`PQflush` returned 1).
+        var flushing: Bool
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
+    private let readiness: any ReadinessSource
+    private let waiters = Locked<[Int32: Waiter]>([:])
+
+    /// A poller on a thread of its own, waiting with `readiness` (epoll on Linux by default).
+    init(readiness: any ReadinessSource = defaultReadinessSource()) {
+        self.readiness = readiness
+        let thread = Thread { [self] in run() }
+        thread.name = "postgres socket poller"
+        thread.start()
+    }
+
+    /// Returns once `pg`'s results can be read without blocking — the command's output sent and
+    /// a result (or the connection's failure) arrived. Call it after a `PQsend…` on a
+    /// non-blocking connection, and again whenever `PQisBusy` says more is to come.
+    /// Runs on the caller's actor (the connection's): only the wait itself leaves it.
+    func awaitResults(of pg: OpaquePointer, isolation: isolated (any Actor)? = #isolation) async {
+        let socket = PQsocket(pg)
+        guard socket >= 0 else { return }  // lost: libpq answers at once
+        // The first step runs here: usually it sends the rest of the command and finds no result yet.
+        var flushing = true
+        guard case .wait(let forWriting) = Self.step(pg, flushing: &flushing) else { return }
+        let connection = Handed(pointer: pg)
+        await withCheckedContinuation { continuation in
+            waiters.withLock { $0[socket] = Waiter(connection: connection, flushing: flushing, continuation: continuation) }
+            readiness.arm(socket, forWriting: forWriting)
+        }
+    }
+
+    private func run() {
+        var ready: [Int32] = []
+        while true {
+            readiness.wait(into: &ready)
+            for socket in ready { service(socket) }
+            ready.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// One readiness event: read and write what can be, then resume the waiting task or wait on.
+    private func service(_ socket: Int32) {
+        guard var waiter = waiters.withLock({ $0[socket] }) else { return }
+        let next = Self.step(waiter.connection.pointer, flushing: &waiter.flushing)
+        switch next {
+        case .wait(let forWriting):
+            waiters.withLock { $0[socket] = waiter }
+            readiness.arm(socket, forWriting: forWriting)
+        case .done:
+            waiters.withLock { $0[socket] = nil }
+            waiter.continuation.resume()
+        }
+    }
+
+    enum Step: Equatable { case wait(forWriting: Bool), done }
+
+    /// What libpq's non-blocking protocol asks for next: flush pending output (consuming input
+    /// meanwhile, so the server is never stuck writing to us), then read until not busy.
+    static func step(_ pg: OpaquePointer, flushing: inout Bool) -> Step {
+        if flushing {
+            switch PQflush(pg) {
+            case 0: flushing = false
+            case 1: return PQconsumeInput(pg) == 0 ? .done : .wait(forWriting: true)
+            default: return .done  // failed: libpq reports it with the result
+            }
+        }
+        if PQconsumeInput(pg) == 0 { return .done }
+        return PQisBusy(pg) == 0 ? .done : .wait(forWriting: false)
+    }
+}
