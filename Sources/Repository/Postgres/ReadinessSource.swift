@@ -5,7 +5,8 @@ import Foundation
 /// must be armed again.
 protocol ReadinessSource: Sendable {
     /// Reports `socket` once it is readable (or writable too, when `forWriting`), or failed.
-    func arm(_ socket: Int32, forWriting: Bool)
+    /// Returns false when the socket cannot be watched (it is closed): then nothing is reported.
+    func arm(_ socket: Int32, forWriting: Bool) -> Bool
     /// Blocks until at least one armed socket is ready; appends the ready ones to `sockets`.
     func wait(into sockets: inout [Int32])
 }
@@ -30,15 +31,13 @@ final class EpollReadiness: ReadinessSource {
         precondition(epoll >= 0, "epoll_create1 failed: errno \(errno)")
     }
 
-    func arm(_ socket: Int32, forWriting: Bool) {
+    func arm(_ socket: Int32, forWriting: Bool) -> Bool {
         var event = epoll_event()
         event.events = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | (forWriting ? EPOLLOUT.rawValue : 0)
         event.data.fd = socket
         // A socket already known (from an earlier statement) is re-armed; a new one is added.
         // Closing a socket removes it, so a number reused by a new connection is added again.
-        if epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 {
-            _ = epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event)
-        }
+        return epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) == 0 || epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) == 0
     }
 
     func wait(into sockets: inout [Int32]) {
@@ -63,11 +62,13 @@ final class PollReadiness: ReadinessSource {
         _ = fcntl(wakeRead, F_SETFL, fcntl(wakeRead, F_GETFL) | O_NONBLOCK)
     }
 
-    func arm(_ socket: Int32, forWriting: Bool) {
+    func arm(_ socket: Int32, forWriting: Bool) -> Bool {
+        guard fcntl(socket, F_GETFD) != -1 else { return false }
         let events = Int16(POLLIN) | (forWriting ? Int16(POLLOUT) : 0)
         armed.withLock { $0[socket] = events }
         var byte: UInt8 = 1
         _ = write(wakeWrite, &byte, 1)
+        return true
     }
 
     func wait(into sockets: inout [Int32]) {

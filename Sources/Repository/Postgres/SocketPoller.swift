@@ -54,7 +54,7 @@ final class SocketPoller: Sendable {
         let connection = Handed(pointer: pg)
         await withCheckedContinuation { continuation in
             waiters.withLock { $0[socket] = Waiter(connection: connection, flushing: flushing, continuation: continuation) }
-            readiness.arm(socket, forWriting: forWriting)
+            if !readiness.arm(socket, forWriting: forWriting) { finish(socket) }
         }
     }
 
@@ -74,11 +74,16 @@ final class SocketPoller: Sendable {
         switch next {
         case .wait(let forWriting):
             waiters.withLock { $0[socket] = waiter }
-            readiness.arm(socket, forWriting: forWriting)
+            if !readiness.arm(socket, forWriting: forWriting) { finish(socket) }
         case .done:
-            waiters.withLock { $0[socket] = nil }
-            waiter.continuation.resume()
+            finish(socket)
         }
+    }
+
+    /// Resumes the task waiting on `socket`: libpq now answers without blocking (with its
+    /// result, or with the connection's failure).
+    private func finish(_ socket: Int32) {
+        waiters.withLock { $0.removeValue(forKey: socket) }?.continuation.resume()
     }
 
     enum Step: Equatable { case wait(forWriting: Bool), done }

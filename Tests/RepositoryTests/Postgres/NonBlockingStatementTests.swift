@@ -55,8 +55,8 @@ struct NonBlockingStatementTests {
     @Test("a cancelled statement stops on the server", arguments: ["default", "poll(2)"])
     func cancellation(poller: String) async throws {
         let connection = try await connect(poller)
-        let sleeping = Task { try await connection.query("SELECT pg_sleep(30)") }
-        try await waitUntilActive(connection, "pg_sleep(30)")
+        let sleeping = Task { try await connection.query("SELECT pg_sleep(600)") }
+        try await waitUntilActive(connection, "pg_sleep(600)")
         sleeping.cancel()
         await #expect(throws: CancellationError.self) { try await sleeping.value }
     }
