@@ -8,6 +8,7 @@
 // What waits for libpq's sockets on Linux (Glibc's Swift module leaves epoll out).
 #ifdef __linux__
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #endif
 
 #endif

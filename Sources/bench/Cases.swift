@@ -23,6 +23,16 @@ struct Cases {
         return result("read", library, baseline, target: "p50 ratio <= 1.25") { $0 <= 1.25 }
     }
 
+    /// `read(id:)` as in ``read()``, with the task preferring the database's executor (the
+    /// poller's thread), the raw calls too: informative, since the raw calls then block the
+    /// thread the library's answers arrive on.
+    func readOnExecutor() async throws -> BenchResult {
+        let row = try await withTaskExecutorPreference(environment.database.executor) { try await read() }
+        return BenchResult(name: "read on database.executor", unit: row.unit, library: row.library, libraryP99: row.libraryP99,
+                           baseline: row.baseline, baselineP99: row.baselineP99, ratio: row.ratio, target: "(informative)",
+                           met: true, note: "as read, in a task that prefers Database.executor: answers resume it with no thread hop")
+    }
+
     /// `Database.query` of the same SELECT, decoded: what the pool and thread hops cost alone.
     func query() async throws -> BenchResult {
         let raw = try RawPostgres(environment.conninfo)

@@ -11,7 +11,7 @@ func option(_ name: String, default value: Int) -> Int {
 let json = arguments.contains("--json")
 let maximumHandles = option("--handles", default: 100_000)
 let iterations = option("--iterations", default: 1000)
-/// `--only read` (floor, query, read, propagation, fan-out, live-query, burst, write-through, writers, bulk, triggers) runs
+/// `--only read` (floor, query, read — with read-on-executor —, read-on-executor, propagation, fan-out, live-query, burst, write-through, writers, bulk, triggers) runs
 /// that case alone, for working on it.
 let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 func runs(_ name: String) -> Bool { only == nil || only == name }
@@ -26,6 +26,7 @@ do {
     if runs("floor") { log("floor…"); results.append(await cases.hopFloor()) }
     if runs("query") { log("query…"); results.append(try await cases.query()) }
     if runs("read") { log("read…"); results.append(try await cases.read()) }
+    if runs("read") || runs("read-on-executor") { log("read on the executor…"); results.append(try await cases.readOnExecutor()) }
     if runs("propagation") {
         log("propagation…")
         let (propagation, triggerPath) = try await cases.propagation()

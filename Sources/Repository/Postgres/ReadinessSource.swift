@@ -7,8 +7,11 @@ protocol ReadinessSource: Sendable {
     /// Reports `socket` once it is readable (or writable too, when `forWriting`), or failed.
     /// Returns false when the socket cannot be watched (it is closed): then nothing is reported.
     func arm(_ socket: Int32, forWriting: Bool) -> Bool
-    /// Blocks until at least one armed socket is ready; appends the ready ones to `sockets`.
+    /// Blocks until at least one armed socket is ready, or ``wake()`` is called; appends the
+    /// ready sockets to `sockets`.
     func wait(into sockets: inout [Int32])
+    /// Makes the current or next ``wait(into:)`` return (from any thread).
+    func wake()
 }
 
 /// epoll where there is one (Linux), `poll(2)` elsewhere.
@@ -25,10 +28,22 @@ func defaultReadinessSource() -> any ReadinessSource {
 /// waiting thread.
 final class EpollReadiness: ReadinessSource {
     private let epoll: Int32
+    /// Registered for good (not one-shot): written to wake the waiting thread.
+    private let wakeUp: Int32
 
     init() {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epoll >= 0, "epoll_create1 failed: errno \(errno)")
+        wakeUp = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        precondition(wakeUp >= 0, "eventfd failed: errno \(errno)")
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wakeUp
+        precondition(epoll_ctl(epoll, EPOLL_CTL_ADD, wakeUp, &event) == 0, "epoll_ctl failed: errno \(errno)")
+    }
+
+    func wake() {
+        _ = eventfd_write(wakeUp, 1)
     }
 
     func arm(_ socket: Int32, forWriting: Bool) -> Bool {
@@ -43,7 +58,14 @@ final class EpollReadiness: ReadinessSource {
     func wait(into sockets: inout [Int32]) {
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         let count = epoll_wait(epoll, &events, Int32(events.count), -1)
-        for event in events.prefix(max(0, Int(count))) { sockets.append(event.data.fd) }
+        for event in events.prefix(max(0, Int(count))) {
+            if event.data.fd == wakeUp {
+                var value: eventfd_t = 0
+                _ = eventfd_read(wakeUp, &value)
+            } else {
+                sockets.append(event.data.fd)
+            }
+        }
     }
 }
 #endif
@@ -66,9 +88,13 @@ final class PollReadiness: ReadinessSource {
         guard fcntl(socket, F_GETFD) != -1 else { return false }
         let events = Int16(POLLIN) | (forWriting ? Int16(POLLOUT) : 0)
         armed.withLock { $0[socket] = events }
+        wake()
+        return true
+    }
+
+    func wake() {
         var byte: UInt8 = 1
         _ = write(wakeWrite, &byte, 1)
-        return true
     }
 
     func wait(into sockets: inout [Int32]) {

@@ -13,7 +13,11 @@ import Foundation
 ///
 /// While a statement waits, its task is suspended and only this thread touches the connection;
 /// the continuation hands it back.
-final class SocketPoller: Sendable {
+///
+/// It is also a `TaskExecutor` (``Database/executor``): a task that prefers it runs its jobs
+/// on this thread between waits, so a statement's answer resumes it where it arrived, with no
+/// wake-up of another thread.
+final class SocketPoller: TaskExecutor {
     /// The poller every ``Connection`` uses.
     static let shared = SocketPoller()
 
@@ -32,6 +36,10 @@ final class SocketPoller: Sendable {
 
     private let readiness: any ReadinessSource
     private let waiters = Locked<[Int32: Waiter]>([:])
+    /// Jobs of tasks that prefer this executor, run between waits.
+    private let jobs = Locked<[UnownedJob]>([])
+    /// The poller's thread, once it runs: jobs it enqueues itself need no wake-up.
+    private let thread = Locked<pthread_t?>(nil)
 
     /// A poller on a thread of its own, waiting with `readiness` (epoll on Linux by default).
     init(readiness: any ReadinessSource = defaultReadinessSource()) {
@@ -58,9 +66,22 @@ final class SocketPoller: Sendable {
         }
     }
 
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+        let isPollerThread = thread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        if !isPollerThread { readiness.wake() }
+    }
+
     private func run() {
+        thread.withLock { $0 = pthread_self() }
         var ready: [Int32] = []
+        var batch: [UnownedJob] = []
         while true {
+            jobs.withLock { swap(&batch, &$0) }
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            batch.removeAll(keepingCapacity: true)
+            if jobs.withLock({ !$0.isEmpty }) { continue }
             readiness.wait(into: &ready)
             for socket in ready { service(socket) }
             ready.removeAll(keepingCapacity: true)

@@ -1,0 +1,32 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// Tasks that prefer ``Database/executor`` run on the poller's thread: statements, live reads,
+/// writes and transactions go on there, and many such tasks at once do not wait on each other.
+@Suite("Database executor")
+struct DatabaseExecutorTests {
+    @Test("on the database's executor: reads, live writes, transactions, and 20 tasks at once")
+    func preferringTheExecutor() async throws {
+        let database = try await makeContactsDatabase()
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let names = try await withTaskExecutorPreference(database.executor) {
+            let ada = try await repository.read(Contact.self, id: 1)
+            ada[\.name].value = "Augusta"
+            try await ada.save()
+            try await database.transaction { connection in
+                try await connection.query("UPDATE contacts SET email = $1 WHERE id = $2", ["a@example.com", 1])
+            }
+            return try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 1...20 {
+                    group.addTask { try await database.query("SELECT name FROM contacts WHERE id = 1")[0].decode(String.self, at: 0) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(names == Array(repeating: "Augusta", count: 20))
+        let row = try await database.query("SELECT email, version FROM contacts WHERE id = 1")[0]
+        #expect(try row.decode(String.self, at: 0) == "a@example.com")
+    }
+}
