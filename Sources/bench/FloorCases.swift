@@ -11,7 +11,7 @@ extension Cases {
         let yields = await measure(iterations * 5) { await Task.yield() }
         return BenchResult(name: "floor: await resumed by a thread", unit: "us", library: hop.p50, libraryP99: hop.p99,
                            baseline: yields.p50, baselineP99: yields.p99, ratio: hop.p50 / yields.p50, target: "(informative)",
-                           met: true, note: "a task hands work to a dedicated thread (as a connection's statement) and is resumed from it; against Task.yield()")
+                           met: true, note: "a task hands work to another thread and is resumed from it (as a statement is by the poller); against Task.yield()")
     }
 }
 

@@ -18,6 +18,7 @@ public actor Connection {
     private var handle: LibpqConnection?
     private var statements = PreparedStatements()
     private var turns = StatementTurns()
+    private var wasOpenAfterLastStatement = true
     /// Waits for this connection's results.
     private let poller: SocketPoller
 
@@ -60,7 +61,9 @@ public actor Connection {
     }
 
     /// Whether the connection is open and healthy as far as libpq knows.
-    public var isOpen: Bool { handle.map { PQstatus($0.pointer) == CONNECTION_OK } ?? false }
+    /// (As of its last statement: while one runs, the poller's thread may be using libpq's
+    /// connection.)
+    public var isOpen: Bool { handle != nil && wasOpenAfterLastStatement }
 
     /// Runs one statement with parameters `$1`, `$2`… and returns its rows.
     ///
@@ -207,7 +210,13 @@ public actor Connection {
         }
         var outcome: Result<QueryResult, PostgresError>?
         while true {
-            if PQisBusy(pg) != 0 || PQflush(pg) != 0 { await poller.awaitResults(of: pg) }
+            if PQisBusy(pg) != 0 || PQflush(pg) != 0 {
+                await poller.awaitResults(of: pg)
+                // Still busy: the wait ended without an answer (the socket could not be watched,
+                // or reading failed on a connection libpq still calls open). PQgetResult would
+                // block; the connection is given up instead.
+                if PQisBusy(pg) != 0 { throw abandon(connection, sql) }
+            }
             guard let raw = PQgetResult(pg) else { break }
             defer { PQclear(raw) }
             switch PQresultStatus(raw) {
@@ -227,9 +236,24 @@ public actor Connection {
                     : lostOrFailed(pg, sql, raw))
             }
         }
-        isReusable.store(PQstatus(pg) == CONNECTION_OK && PQtransactionStatus(pg) == PQTRANS_IDLE, ordering: .relaxed)
+        wasOpenAfterLastStatement = PQstatus(pg) == CONNECTION_OK
+        // Closed meanwhile (close() runs while a statement waits): not reusable, whatever libpq says.
+        isReusable.store(handle === connection && wasOpenAfterLastStatement && PQtransactionStatus(pg) == PQTRANS_IDLE,
+                         ordering: .relaxed)
         guard let outcome else { throw lostOrFailed(pg, sql) }
         return try outcome.get()
+    }
+
+    /// Drops a connection that cannot go on, and says so.
+    private func abandon(_ connection: LibpqConnection, _ sql: String) -> PostgresError {
+        if handle === connection {
+            canceller.detach()
+            handle = nil
+        }
+        isReusable.store(false, ordering: .relaxed)
+        wasLost.store(true, ordering: .relaxed)
+        wasOpenAfterLastStatement = false
+        return PostgresError(.connectionLost, "the connection stopped answering while a statement waited", statement: sql)
     }
 
     private func lostOrFailed(_ pg: OpaquePointer, _ sql: String, _ raw: OpaquePointer? = nil) -> PostgresError {

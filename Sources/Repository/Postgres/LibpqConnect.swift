@@ -26,7 +26,11 @@ func openLibpqConnectionOffThePool(_ configuration: ConnectionConfiguration) asy
         Thread.detachNewThread {
             continuation.resume(with: Result {
                 let pg = try openLibpqConnection(configuration)
-                PQsetnonblocking(pg, 1)
+                guard PQsetnonblocking(pg, 1) == 0 else {
+                    let message = String(cString: PQerrorMessage(pg))
+                    PQfinish(pg)
+                    throw PostgresError(.connectionFailed, configuration.redact(Connection.tidy(message)))
+                }
                 return SocketPoller.Handed(pointer: pg)
             })
         }

@@ -7,9 +7,9 @@ protocol ReadinessSource: Sendable {
     /// Reports `socket` once it is readable (or writable too, when `forWriting`), or failed.
     /// Returns false when the socket cannot be watched (it is closed): then nothing is reported.
     func arm(_ socket: Int32, forWriting: Bool) -> Bool
-    /// Blocks until at least one armed socket is ready, or ``wake()`` is called; appends the
-    /// ready sockets to `sockets`.
-    func wait(into sockets: inout [Int32])
+    /// Appends the armed sockets that are ready to `sockets`; when `blocking`, first waits
+    /// until at least one is, or until ``wake()`` is called.
+    func wait(into sockets: inout [Int32], blocking: Bool)
     /// Makes the current or next ``wait(into:)`` return (from any thread).
     func wake()
 }
@@ -55,9 +55,9 @@ final class EpollReadiness: ReadinessSource {
         return epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) == 0 || epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) == 0
     }
 
-    func wait(into sockets: inout [Int32]) {
+    func wait(into sockets: inout [Int32], blocking: Bool) {
         var events = [epoll_event](repeating: epoll_event(), count: 64)
-        let count = epoll_wait(epoll, &events, Int32(events.count), -1)
+        let count = epoll_wait(epoll, &events, Int32(events.count), blocking ? -1 : 0)
         for event in events.prefix(max(0, Int(count))) {
             if event.data.fd == wakeUp {
                 var value: eventfd_t = 0
@@ -81,7 +81,8 @@ final class PollReadiness: ReadinessSource {
         var ends: [Int32] = [0, 0]
         precondition(pipe(&ends) == 0, "pipe failed: errno \(errno)")
         (wakeRead, wakeWrite) = (ends[0], ends[1])
-        _ = fcntl(wakeRead, F_SETFL, fcntl(wakeRead, F_GETFL) | O_NONBLOCK)
+        // Neither end blocks: a full pipe already holds a wake-up.
+        for end in [wakeRead, wakeWrite] { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
     }
 
     func arm(_ socket: Int32, forWriting: Bool) -> Bool {
@@ -97,10 +98,10 @@ final class PollReadiness: ReadinessSource {
         _ = write(wakeWrite, &byte, 1)
     }
 
-    func wait(into sockets: inout [Int32]) {
+    func wait(into sockets: inout [Int32], blocking: Bool) {
         var descriptors = armed.withLock { $0.map { pollfd(fd: $0.key, events: $0.value, revents: 0) } }
         descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
-        guard poll(&descriptors, nfds_t(descriptors.count), -1) > 0 else { return }
+        guard poll(&descriptors, nfds_t(descriptors.count), blocking ? -1 : 0) > 0 else { return }
         var drain = [UInt8](repeating: 0, count: 64)
         while read(wakeRead, &drain, drain.count) > 0 {}
         let ready = descriptors.dropLast().filter { $0.revents != 0 }.map(\.fd)

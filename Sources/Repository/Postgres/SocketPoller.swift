@@ -81,8 +81,9 @@ final class SocketPoller: TaskExecutor {
             jobs.withLock { swap(&batch, &$0) }
             for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
             batch.removeAll(keepingCapacity: true)
-            if jobs.withLock({ !$0.isEmpty }) { continue }
-            readiness.wait(into: &ready)
+            // Jobs that queued more jobs (a task yielding in a loop) must not starve the
+            // sockets: look at them without blocking, then run the jobs again.
+            readiness.wait(into: &ready, blocking: jobs.withLock { $0.isEmpty })
             for socket in ready { service(socket) }
             ready.removeAll(keepingCapacity: true)
         }
@@ -120,6 +121,11 @@ final class SocketPoller: TaskExecutor {
             }
         }
         if PQconsumeInput(pg) == 0 { return .done }
+        // Over TLS, OpenSSL may hold the rest of a record (libpq reads 8 KB at a time) that the
+        // socket will not signal again: read twice more before waiting, as libpq's own wait does.
+        for _ in 0..<2 where PQisBusy(pg) != 0 && PQsslInUse(pg) != 0 {
+            if PQconsumeInput(pg) == 0 { return .done }
+        }
         return PQisBusy(pg) == 0 ? .done : .wait(forWriting: false)
     }
 }

@@ -29,4 +29,24 @@ struct DatabaseExecutorTests {
         let row = try await database.query("SELECT email, version FROM contacts WHERE id = 1")[0]
         #expect(try row.decode(String.self, at: 0) == "a@example.com")
     }
+
+    @Test("a task yielding in a loop on the executor does not keep statements from their answers")
+    func yieldingTaskDoesNotStarveSockets() async throws {
+        let database = try await TestServer.makeDatabase(maximumConnections: 2)
+        let answered = Locked(false)
+        let deadline = ContinuousClock.now + .seconds(60)
+        let answeredWhileYielding = try await withTaskExecutorPreference(database.executor) {
+            async let statement: Void = {
+                _ = try await database.query("SELECT pg_sleep(0.01)")
+                answered.withLock { $0 = true }
+            }()
+            // Each yield queues this task again on the poller's thread, which must still wait
+            // for sockets between runs of jobs.
+            while !answered.withLock({ $0 }), ContinuousClock.now < deadline { await Task.yield() }
+            let answeredWhileYielding = answered.withLock { $0 }
+            try await statement
+            return answeredWhileYielding
+        }
+        #expect(answeredWhileYielding, "the statement was answered only once the yielding stopped")
+    }
 }
