@@ -237,6 +237,13 @@ public actor Connection {
             }
         }
         wasOpenAfterLastStatement = PQstatus(pg) == CONNECTION_OK
+        if !wasOpenAfterLastStatement, case .failure(var error) = outcome {
+            // The server's error came before it closed the connection (a terminated backend, a
+            // shutdown): the connection is what was lost, as libpq now knows.
+            error.kind = .connectionLost
+            wasLost.store(true, ordering: .relaxed)
+            outcome = .failure(error)
+        }
         // Closed meanwhile (close() runs while a statement waits): not reusable, whatever libpq says.
         isReusable.store(handle === connection && wasOpenAfterLastStatement && PQtransactionStatus(pg) == PQTRANS_IDLE,
                          ordering: .relaxed)

@@ -61,6 +61,21 @@ struct NonBlockingStatementTests {
         await #expect(throws: CancellationError.self) { try await sleeping.value }
     }
 
+    @Test("a backend terminated while its statement waits ends that statement as lost", arguments: ["default", "poll(2)"])
+    func terminatedWhileWaiting(poller: String) async throws {
+        let connection = try await connect(poller)
+        let pid = try await connection.query("SELECT pg_backend_pid()")[0].decode(Int32.self, at: 0)
+        let sleeping = Task { try await connection.query("SELECT pg_sleep(600)") }
+        try await waitUntilActive(connection, "pg_sleep(600)")
+        try await TestServer.admin.value.query("SELECT pg_terminate_backend($1::int)", [pid])
+        let error = await #expect(throws: PostgresError.self) { try await sleeping.value }
+        #expect(error?.kind == .connectionLost)
+        let (lost, reusable) = (connection.wasLost.load(ordering: .relaxed), connection.isReusable.load(ordering: .relaxed))
+        #expect(lost)
+        #expect(!reusable)
+        #expect(await !connection.isOpen)
+    }
+
     @Test("COPY is refused with a clear error, and the connection is not left inside it")
     func copyRefused() async throws {
         let connection = try await connect("default")
