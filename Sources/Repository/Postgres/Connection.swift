@@ -36,7 +36,8 @@ public actor Connection {
         self.configuration = configuration
         self.poller = poller
         handle = LibpqConnection(pg)
-        canceller.attach(pg)
+        let connection = SocketPoller.Handed(pointer: pg), socket = PQsocket(pg)
+        canceller.attach(pg) { poller.abandon(connection, socket: socket) }
         isReusable.store(true, ordering: .relaxed)
     }
 

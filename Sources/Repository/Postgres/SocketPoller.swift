@@ -38,6 +38,8 @@ final class SocketPoller: TaskExecutor {
     private let waiters = Locked<[Int32: Waiter]>([:])
     /// Jobs of tasks that prefer this executor, run between waits.
     private let jobs = Locked<[UnownedJob]>([])
+    /// Waits to end without an answer (see ``abandon(_:socket:)``).
+    private let abandoned = Locked<[(socket: Int32, connection: Handed)]>([])
     /// The poller's thread, once it runs: jobs it enqueues itself need no wake-up.
     private let thread = Locked<pthread_t?>(nil)
 
@@ -86,6 +88,7 @@ final class SocketPoller: TaskExecutor {
             readiness.wait(into: &ready, blocking: jobs.withLock { $0.isEmpty })
             for socket in ready { service(socket) }
             ready.removeAll(keepingCapacity: true)
+            endAbandonedWaits()
         }
     }
 
@@ -99,6 +102,25 @@ final class SocketPoller: TaskExecutor {
             if !readiness.arm(socket, forWriting: forWriting) { finish(socket) }
         case .done:
             finish(socket)
+        }
+    }
+
+    /// Ends the wait of `connection` on `socket`, if it waits, without an answer (its caller
+    /// then gives the connection up): for a statement a cancel request did not stop. Done on
+    /// the poller's thread, which may be using the connection right now.
+    func abandon(_ connection: Handed, socket: Int32) {
+        abandoned.withLock { $0.append((socket, connection)) }
+        readiness.wake()
+    }
+
+    private func endAbandonedWaits() {
+        let requests = abandoned.withLock { requests in
+            defer { requests.removeAll() }
+            return requests
+        }
+        for request in requests {
+            let waits = waiters.withLock { $0[request.socket]?.connection.pointer == request.connection.pointer }
+            if waits { finish(request.socket) }
         }
     }
 

@@ -7,7 +7,9 @@ import Foundation
 /// A statement registers its ticket when it starts; cancelling a ticket marks it, and sends the
 /// server a cancel request if that ticket's statement is running right then — from a thread of
 /// its own, since `PQcancel` blocks. A connection that was sent a cancel request is not reused:
-/// the request could otherwise reach the server late and cancel the next statement.
+/// the request could otherwise reach the server late and cancel the next statement. A statement
+/// still running ``giveUpAfter`` after its cancellation (a server that stopped answering) is
+/// given up: the connection's `giveUp` ends its wait, and the connection is dropped.
 final class StatementCanceller: @unchecked Sendable {
     // @unchecked: `handle`, `running` and `wasSent` are only touched under `lock`.
     /// One statement's claim to cancellation.
@@ -22,20 +24,31 @@ final class StatementCanceller: @unchecked Sendable {
         deinit { PQfreeCancel(pointer) }
     }
 
+    /// How long a cancelled statement may keep running before its wait is given up.
+    static let giveUpAfter: Duration = .seconds(3)
+
     private let lock = Lock()
     private var handle: Handle?
+    private var giveUp: (@Sendable () -> Void)?
     private var running: Ticket?
     private var wasSent = false
 
-    /// Prepares for connection `pg` (on its thread, after connecting).
-    func attach(_ pg: OpaquePointer) {
+    /// Prepares for connection `pg`; `giveUp` ends the wait of a statement that a cancel
+    /// request did not stop.
+    func attach(_ pg: OpaquePointer, giveUp: @escaping @Sendable () -> Void) {
         let created = PQgetCancel(pg).map(Handle.init)
-        lock.withLock { handle = created }
+        lock.withLock {
+            handle = created
+            self.giveUp = giveUp
+        }
     }
 
     /// The connection closed: nothing to cancel any more.
     func detach() {
-        lock.withLock { handle = nil }
+        lock.withLock {
+            handle = nil
+            giveUp = nil
+        }
     }
 
     /// Marks `ticket`'s statement as running; throws `CancellationError` if it was cancelled.
@@ -67,12 +80,16 @@ final class StatementCanceller: @unchecked Sendable {
         }
         guard let target else { return }
         Thread.detachNewThread { [self] in
+            let deadline = ContinuousClock.now + Self.giveUpAfter
             var pause: UInt32 = 20_000  // µs
             repeat {
                 var message = [CChar](repeating: 0, count: 256)
                 _ = PQcancel(target.pointer, &message, Int32(message.count))
                 usleep(pause)
                 pause = min(pause * 2, 500_000)
+                if ContinuousClock.now > deadline, let giveUp = lock.withLock({ running === ticket ? giveUp : nil }) {
+                    giveUp()
+                }
             } while lock.withLock({ running === ticket })
         }
     }

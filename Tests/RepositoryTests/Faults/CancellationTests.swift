@@ -93,4 +93,30 @@ struct CancellationTests {
         locker.close()
         repository.close()
     }
+
+    @Test("a cancelled statement whose server stopped answering is given up: the task ends, the pool goes on")
+    func cancelUnansweredStatement() async throws {
+        let outcome = Locked<(any Error)??>(nil)
+        let task = Task {
+            do {
+                _ = try await database.query("SELECT pg_sleep(600) /* frozen */")
+                outcome.withLock { $0 = .some(nil) }
+            } catch {
+                outcome.withLock { $0 = .some(error) }
+            }
+        }
+        #expect(try await eventually(timeout: .seconds(60)) { try await running("frozen") })
+        let pid = try await TestServer.admin.value.query(
+            "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query LIKE '%frozen%'",
+            [try await database.name()])[0].decode(Int32.self, at: 0)
+        // The backend stops: it neither answers nor acts on the cancel request until continued.
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        task.cancel()
+        let ended = try await eventually(timeout: .seconds(60)) { outcome.withLock { $0 != nil } }
+        #expect(ended, "the cancelled task still waits for a server that does not answer")
+        let error = outcome.withLock { $0 ?? nil }
+        #expect(error is CancellationError, "ended with \(String(describing: error))")
+        #expect(try await database.query("SELECT 1")[0].decode(Int.self, at: 0) == 1)
+    }
 }
