@@ -37,7 +37,7 @@ public actor Connection {
         self.poller = poller
         handle = LibpqConnection(pg)
         let connection = SocketPoller.Handed(pointer: pg), socket = PQsocket(pg)
-        canceller.attach(pg) { poller.abandon(connection, socket: socket) }
+        canceller.attach(pg) { stillRunning in poller.abandon(connection, socket: socket, if: stillRunning) }
         isReusable.store(true, ordering: .relaxed)
     }
 
@@ -258,8 +258,8 @@ public actor Connection {
             canceller.detach()
             handle = nil
         }
+        // Only this connection: unlike a lost one, it says nothing of the pool's others.
         isReusable.store(false, ordering: .relaxed)
-        wasLost.store(true, ordering: .relaxed)
         wasOpenAfterLastStatement = false
         return PostgresError(.connectionLost, "the connection stopped answering while a statement waited", statement: sql)
     }

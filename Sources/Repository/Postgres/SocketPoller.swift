@@ -39,7 +39,7 @@ final class SocketPoller: TaskExecutor {
     /// Jobs of tasks that prefer this executor, run between waits.
     private let jobs = Locked<[UnownedJob]>([])
     /// Waits to end without an answer (see ``abandon(_:socket:)``).
-    private let abandoned = Locked<[(socket: Int32, connection: Handed)]>([])
+    private let abandoned = Locked<[AbandonRequest]>([])
     /// The poller's thread, once it runs: jobs it enqueues itself need no wake-up.
     private let thread = Locked<pthread_t?>(nil)
 
@@ -105,12 +105,19 @@ final class SocketPoller: TaskExecutor {
         }
     }
 
-    /// Ends the wait of `connection` on `socket`, if it waits, without an answer (its caller
-    /// then gives the connection up): for a statement a cancel request did not stop. Done on
-    /// the poller's thread, which may be using the connection right now.
-    func abandon(_ connection: Handed, socket: Int32) {
-        abandoned.withLock { $0.append((socket, connection)) }
+    /// Ends the wait of `connection` on `socket` without an answer (its caller then gives the
+    /// connection up), if it waits and `stillRunning` — asked on the poller's thread, which may
+    /// be using the connection right now — says the statement is still the one to give up
+    /// (while it is, the connection and its socket cannot have been closed and reused).
+    func abandon(_ connection: Handed, socket: Int32, if stillRunning: @escaping @Sendable () -> Bool) {
+        abandoned.withLock { $0.append(AbandonRequest(socket: socket, connection: connection, stillRunning: stillRunning)) }
         readiness.wake()
+    }
+
+    private struct AbandonRequest {
+        let socket: Int32
+        let connection: Handed
+        let stillRunning: @Sendable () -> Bool
     }
 
     private func endAbandonedWaits() {
@@ -118,7 +125,7 @@ final class SocketPoller: TaskExecutor {
             defer { requests.removeAll() }
             return requests
         }
-        for request in requests {
+        for request in requests where request.stillRunning() {
             let waits = waiters.withLock { $0[request.socket]?.connection.pointer == request.connection.pointer }
             if waits { finish(request.socket) }
         }

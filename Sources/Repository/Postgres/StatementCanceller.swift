@@ -29,13 +29,17 @@ final class StatementCanceller: @unchecked Sendable {
 
     private let lock = Lock()
     private var handle: Handle?
-    private var giveUp: (@Sendable () -> Void)?
+    private var giveUp: GiveUp?
+
+    /// Ends the wait of the connection's statement, if `stillRunning` (asked on the thread that
+    /// ends it) says it is still the cancelled one.
+    typealias GiveUp = @Sendable (_ stillRunning: @escaping @Sendable () -> Bool) -> Void
     private var running: Ticket?
     private var wasSent = false
 
     /// Prepares for connection `pg`; `giveUp` ends the wait of a statement that a cancel
     /// request did not stop.
-    func attach(_ pg: OpaquePointer, giveUp: @escaping @Sendable () -> Void) {
+    func attach(_ pg: OpaquePointer, giveUp: @escaping GiveUp) {
         let created = PQgetCancel(pg).map(Handle.init)
         lock.withLock {
             handle = created
@@ -80,17 +84,29 @@ final class StatementCanceller: @unchecked Sendable {
         }
         guard let target else { return }
         Thread.detachNewThread { [self] in
-            let deadline = ContinuousClock.now + Self.giveUpAfter
             var pause: UInt32 = 20_000  // µs
             repeat {
                 var message = [CChar](repeating: 0, count: 256)
-                _ = PQcancel(target.pointer, &message, Int32(message.count))
+                _ = PQcancel(target.pointer, &message, Int32(message.count))  // blocks while the server is unreachable
                 usleep(pause)
                 pause = min(pause * 2, 500_000)
-                if ContinuousClock.now > deadline, let giveUp = lock.withLock({ running === ticket ? giveUp : nil }) {
-                    giveUp()
-                }
-            } while lock.withLock({ running === ticket })
+            } while isRunning(ticket)
         }
+        // On a thread of its own: a PQcancel above may hang (a silent network, a stopped server).
+        Thread.detachNewThread { [self] in
+            Thread.sleep(forTimeInterval: Self.seconds(Self.giveUpAfter))
+            while let giveUp = lock.withLock({ running === ticket ? giveUp : nil }) {
+                giveUp { [self] in isRunning(ticket) }
+                Thread.sleep(forTimeInterval: 0.5)  // the statement may be between two waits
+            }
+        }
+    }
+
+    private func isRunning(_ ticket: Ticket) -> Bool {
+        lock.withLock { running === ticket }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
