@@ -92,21 +92,23 @@ final class StatementCanceller: @unchecked Sendable {
                 pause = min(pause * 2, 500_000)
             } while isRunning(ticket)
         }
-        // On a thread of its own: a PQcancel above may hang (a silent network, a stopped server).
-        Thread.detachNewThread { [self] in
-            Thread.sleep(forTimeInterval: Self.seconds(Self.giveUpAfter))
-            while let giveUp = lock.withLock({ running === ticket ? giveUp : nil }) {
-                giveUp { [self] in isRunning(ticket) }
-                Thread.sleep(forTimeInterval: 0.5)  // the statement may be between two waits
-            }
+        // Not on the thread above: a PQcancel there may hang (a silent network, a stopped server).
+        giveUp(ticket, after: Self.giveUpAfter)
+    }
+
+    /// After `delay`, ends the wait of `ticket`'s statement if it still runs — and again every
+    /// half second while it does (it may be between two waits). A timer, not a thread.
+    private func giveUp(_ ticket: Ticket, after delay: Duration) {
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+            guard let giveUp = lock.withLock({ running === ticket ? giveUp : nil }) else { return }
+            giveUp { [self] in isRunning(ticket) }
+            self.giveUp(ticket, after: .milliseconds(500))
         }
     }
 
     private func isRunning(_ ticket: Ticket) -> Bool {
         lock.withLock { running === ticket }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
