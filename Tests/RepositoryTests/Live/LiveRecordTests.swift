@@ -53,7 +53,7 @@ struct LiveRecordTests {
         // someone else has arrived (announcements come in commit order), there was none.
         try await psql("UPDATE contacts SET email = 'marker@example.com' WHERE id = 1", database: database)
         #expect(try await eventually { ada.value.email == "marker@example.com" })
-        #expect(seen.count == 1)
+        #expect(try await eventually { seen.count == 1 })  // its observer runs just after the value is visible
         subscription.cancel()
     }
 
@@ -63,8 +63,9 @@ struct LiveRecordTests {
         let seen = Recorder<Update<String>>()
         let subscription = grace[\.name].observe { seen.append($0) }
         try await psql("UPDATE contacts SET name = 'Grace Hopper' WHERE id = 2", database: database)
-        #expect(try await eventually { grace.value.name == "Grace Hopper" })
-        #expect(seen.all == [Update(old: "Grace", new: "Grace Hopper", author: .database)])
+        // Observers run just after the value is visible (outside the lock): wait for them.
+        #expect(try await eventually { seen.all == [Update(old: "Grace", new: "Grace Hopper", author: .database)] })
+        #expect(grace.value.name == "Grace Hopper")
         subscription.cancel()
     }
 
@@ -132,10 +133,11 @@ struct LiveRecordTests {
         try await database.query("SELECT pg_notify('live_changes', $1)", [#"{"table":"public.contacts","op":"delete","key":1,"version":99}"#])
         // A real change afterwards proves the forged ones were processed first.
         try await psql("UPDATE contacts SET email = 'real@example.com' WHERE id = 1", database: database)
-        #expect(try await eventually { ada.value.email == "real@example.com" })
+        // The value is visible before its observers have run (they run outside the lock): wait
+        // for the observer, which also proves no forged update reached it before.
+        #expect(try await eventually { seen.all.map(\.new.email) == ["real@example.com"] })
         #expect(ada.value.name == "Ada")
         #expect(ada.liveState == .live)
-        #expect(seen.all.map(\.new.email) == ["real@example.com"])
         subscription.cancel()
     }
 
