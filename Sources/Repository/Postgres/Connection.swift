@@ -119,7 +119,11 @@ public actor Connection {
             canceller.detach()
             handle = nil
         }
-        if cancelled, case .failure = result { throw CancellationError() }
+        if cancelled, case .failure(let error) = result {
+            // A COMMIT whose answer was lost may have committed: a CancellationError would hide that.
+            if let lost = error as? PostgresError, lost.kind == .connectionLost, lost.statement == "COMMIT" { throw lost }
+            throw CancellationError()
+        }
         return try result.get()
     }
 
@@ -261,7 +265,10 @@ public actor Connection {
         // Only this connection: unlike a lost one, it says nothing of the pool's others.
         isReusable.store(false, ordering: .relaxed)
         wasOpenAfterLastStatement = false
-        return PostgresError(.connectionLost, "the connection stopped answering while a statement waited", statement: sql)
+        let message = sql == "COMMIT"
+            ? "the connection stopped answering after COMMIT was sent: the transaction may or may not have committed"
+            : "the connection stopped answering while a statement waited"
+        return PostgresError(.connectionLost, message, statement: sql)
     }
 
     private func lostOrFailed(_ pg: OpaquePointer, _ sql: String, _ raw: OpaquePointer? = nil) -> PostgresError {

@@ -154,4 +154,29 @@ struct CancellationTests {
         let error = outcome.withLock { $0 ?? nil }
         #expect(error is CancellationError, "ended with \(String(describing: error))")
     }
+
+    @Test("a cancelled COMMIT that is given up says the transaction may have committed, not that it was cancelled")
+    func cancelStuckCommit() async throws {
+        // A deferred constraint trigger makes COMMIT itself take long.
+        try await database.query("CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(600); RETURN NULL; END $$")
+        try await database.query("""
+            CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON marks DEFERRABLE INITIALLY DEFERRED
+            FOR EACH ROW EXECUTE FUNCTION slow_commit()
+            """)
+        let (task, outcome) = startRecordingOutcome {
+            try await database.transaction { connection in _ = try await connection.query("INSERT INTO marks VALUES ('slow commit')") }
+        }
+        let name = try await database.name()
+        let active = "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query = 'COMMIT'"
+        #expect(try await eventually(timeout: .seconds(60)) { try await !TestServer.admin.value.query(active, [name]).isEmpty })
+        let pid = try await TestServer.admin.value.query(active, [name])[0].decode(Int32.self, at: 0)
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        task.cancel()
+        #expect(try await eventually(timeout: .seconds(60)) { outcome.withLock { $0 != nil } })
+        let ended: (any Error)? = outcome.withLock { $0 ?? nil }
+        let error = ended as? PostgresError
+        #expect(error?.kind == .connectionLost)
+        #expect(error?.message.contains("may or may not have committed") == true, "ended with \(String(describing: ended))")
+    }
 }

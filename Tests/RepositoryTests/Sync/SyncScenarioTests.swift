@@ -88,6 +88,9 @@ struct SyncScenarioTests {
         #expect(try await eventually { withEmail.value.ids.elements == [1, 3, 2] })
         try await psql("UPDATE contacts SET email = NULL WHERE id IN (1, 2)", database: database)
         #expect(try await eventually { withEmail.value.ids.elements == [3] })
+        // The observer runs just after the list is visible (outside the lock): wait for it
+        // before cancelling the subscription.
+        #expect(try await eventually { seen.all.last?.changes == CollectionChanges(removed: [1, 2]) })
         subscription.cancel()
         for (list, _) in seen.all {
             #expect(list.allSatisfy { $0.email != nil }, "published a list with a row that does not match: \(list)")
