@@ -56,14 +56,16 @@ final class EpollReadiness: ReadinessSource {
     }
 
     func wait(into sockets: inout [Int32], blocking: Bool) {
-        var events = [epoll_event](repeating: epoll_event(), count: 64)
-        let count = epoll_wait(epoll, &events, Int32(events.count), blocking ? -1 : 0)
-        for event in events.prefix(max(0, Int(count))) {
-            if event.data.fd == wakeUp {
-                var value: eventfd_t = 0
-                _ = eventfd_read(wakeUp, &value)
-            } else {
-                sockets.append(event.data.fd)
+        // On the stack: this runs for every answer.
+        withUnsafeTemporaryAllocation(of: epoll_event.self, capacity: 64) { events in
+            let count = epoll_wait(epoll, events.baseAddress, Int32(events.count), blocking ? -1 : 0)
+            for event in events.prefix(max(0, Int(count))) {
+                if event.data.fd == wakeUp {
+                    var value: eventfd_t = 0
+                    _ = eventfd_read(wakeUp, &value)
+                } else {
+                    sockets.append(event.data.fd)
+                }
             }
         }
     }

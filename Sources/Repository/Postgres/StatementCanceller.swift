@@ -93,18 +93,18 @@ final class StatementCanceller: @unchecked Sendable {
             } while isRunning(ticket)
         }
         // Not on the thread above: a PQcancel there may hang (a silent network, a stopped server).
-        giveUp(ticket, after: Self.giveUpAfter)
+        scheduleGiveUp(ticket, after: Self.giveUpAfter)
     }
 
     /// After `delay`, ends the wait of `ticket`'s statement if it still runs — and again every
     /// half second while it does (it may be between two waits). A timer, not a thread.
-    private func giveUp(_ ticket: Ticket, after delay: Duration) {
+    private func scheduleGiveUp(_ ticket: Ticket, after delay: Duration) {
         let (seconds, attoseconds) = delay.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
             guard let giveUp = lock.withLock({ running === ticket ? giveUp : nil }) else { return }
             giveUp { [self] in isRunning(ticket) }
-            self.giveUp(ticket, after: .milliseconds(500))
+            scheduleGiveUp(ticket, after: .milliseconds(500))
         }
     }
 
