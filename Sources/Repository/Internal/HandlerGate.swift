@@ -4,11 +4,13 @@ import Foundation
 /// returns, the handler is not running on any other thread and never starts again. A handler
 /// may close its own gate from inside itself (it does not wait for itself).
 final class HandlerGate: @unchecked Sendable {
-    // @unchecked: `isClosed` and `running` are only touched while `condition` is locked.
+    // @unchecked: `isClosed`, `running` and `closerWaits` are only touched while `condition` is locked.
     private let condition = NSCondition()
     private var isClosed = false
     /// The threads running the handler right now.
     private var running: [pthread_t] = []
+    /// A `close()` waits for `running` to empty: leaving handlers must wake it.
+    private var closerWaits = false
 
     /// Runs `body` unless the gate is closed.
     func run(_ body: () -> Void) {
@@ -20,7 +22,7 @@ final class HandlerGate: @unchecked Sendable {
         body()
         condition.lock()
         if let index = running.firstIndex(where: { pthread_equal($0, me) != 0 }) { running.remove(at: index) }
-        condition.broadcast()
+        if closerWaits { condition.broadcast() }
         condition.unlock()
     }
 
@@ -29,7 +31,10 @@ final class HandlerGate: @unchecked Sendable {
         let me = pthread_self()
         condition.lock()
         isClosed = true
-        while running.contains(where: { pthread_equal($0, me) == 0 }) { condition.wait() }
+        while running.contains(where: { pthread_equal($0, me) == 0 }) {
+            closerWaits = true
+            condition.wait()
+        }
         condition.unlock()
     }
 }

@@ -18,6 +18,7 @@ final class Lock: @unchecked Sendable {  // The pthread mutex is the synchroniza
         mutex.deallocate()
     }
 
+    @inline(__always)
     func withLock<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

@@ -34,7 +34,7 @@ class ObservationSubject: Observable, @unchecked Sendable {
 /// hold just their value; live values hold their sync state, so that the value and what is
 /// known about it never move apart.
 final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked Sendable {
-    // @unchecked: `state`, `observers` and `parts` are read and written only under `lock`.
+    // @unchecked: `state`, `observers`, `parts` and `isTracked` are read and written only under `lock`.
     // Values leave only through `Var`, which is `Sendable` only when the value is.
     private let lock = Lock()
     private var state: State
@@ -42,6 +42,9 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
     /// Parts of the value read under Swift Observation, each with how to tell whether a change
     /// of the value changed it (see ``ObservedPart``).
     private var parts: [PartKey: (Any, Any) -> Bool] = [:]
+    /// Whether the value was ever read under Swift Observation's registrar: until it is, no
+    /// observation can be waiting for a change, and telling the registrar is skipped.
+    private var isTracked = false
 
     init(_ state: State) {
         self.state = state
@@ -51,26 +54,42 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
     /// The value, registered with Swift Observation as read.
     func read() -> State.Root {
         registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.whole)
-        return lock.withLock { state.root }
+        return lock.withLock {
+            isTracked = true
+            return Self.root(of: &state)
+        }
     }
 
     /// The value, without registering with Swift Observation.
     func peek() -> State.Root {
-        lock.withLock { state.root }
+        lock.withLock { Self.root(of: &state) }
     }
+
+    /// `state.root`, read in place: read straight off the stored property, code not
+    /// specialized for `State` copies the whole state first.
+    private static func root(of state: inout State) -> State.Root { state.root }
 
     /// Registers access to the part at `path` (nil: the whole value).
     func registerAccess(part path: [AnyHashable]?, differs: @escaping (Any, Any) -> Bool) {
-        guard let path else { return registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.whole) }
+        guard let path else {
+            lock.withLock { isTracked = true }
+            return registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.whole)
+        }
         let key = PartKey(path: path)
-        lock.withLock { if parts[key] == nil { parts[key] = differs } }
+        lock.withLock {
+            isTracked = true
+            if parts[key] == nil { parts[key] = differs }
+        }
         registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.[part: key])
     }
 
     /// Reads the state under the lock.
     func inspect<Result>(_ body: (State) -> Result) -> Result {
-        lock.withLock { body(state) }
+        lock.withLock { Self.read(&state, body) }
     }
+
+    /// `body(state)`, without copying the state (see ``root(of:)``).
+    private static func read<Result>(_ state: inout State, _ body: (State) -> Result) -> Result { body(state) }
 
     /// Changes the state under the lock in a way its value does not show (bookkeeping), so
     /// nobody is told. `body` must not touch this object.
@@ -82,12 +101,20 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
     /// observers hear the change of the value, on behalf of `publish`'s author.
     @discardableResult
     func transition<Result>(_ body: (inout State) -> (publish: Author??, result: Result)) -> Result {
-        let (mustDeliver, changedParts, result) = lock.withLock { () -> (Bool, [PartKey]?, Result) in
-            let old = state.root
-            let (publish, result) = body(&state)
-            guard let author = publish else { return (false, nil, result) }
-            let changed = parts.isEmpty ? [] : parts.filter { $0.value(old, state.root) }.map { $0.key }
-            return (observers.publish(Update(old: old, new: state.root, author: author)), changed, result)
+        // Locals rather than a tuple returned from the lock: in code not specialized for
+        // `Result`, each call would build the tuple's type at run time.
+        var delivery: ObserverList<State.Root>.Delivery?
+        var changedParts: [PartKey]?
+        var result: Result?
+        lock.withLock {
+            let old = Self.root(of: &state)
+            let outcome = body(&state)
+            result = outcome.result
+            guard let author = outcome.publish else { return }
+            // Swift Observation is told only about values read under it at least once.
+            let new = Self.root(of: &state)
+            if isTracked { changedParts = parts.isEmpty ? [] : parts.filter { $0.value(old, new) }.map { $0.key } }
+            delivery = observers.publish(Update(old: old, new: new, author: author))
         }
         if let changedParts {
             registrar.willSet(self as ObservationSubject, keyPath: \ObservationSubject.whole)
@@ -95,15 +122,16 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
             registrar.didSet(self as ObservationSubject, keyPath: \ObservationSubject.whole)
             for key in changedParts { registrar.didSet(self as ObservationSubject, keyPath: \ObservationSubject.[part: key]) }
         }
-        if mustDeliver { lock.deliver { observers.next() } }
+        if let delivery { lock.deliver(delivery) { observers.next() } }
+        guard let result else { preconditionFailure("the lock runs its body") }
         return result
     }
 
     /// Calls `handler` with every later update; with `initial`, first with the current value.
     func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<State.Root>) -> Void) -> Subscription {
         let observer = Observer(handler)
-        if lock.withLock({ observers.add(observer, initial: initial ? state.root : nil) }) {
-            lock.deliver { observers.next() }
+        if let delivery = lock.withLock({ observers.add(observer, initial: initial ? Self.root(of: &state) : nil) }) {
+            lock.deliver(delivery) { observers.next() }
         }
         return Subscription { [weak self] in
             observer.gate.close()

@@ -30,28 +30,45 @@ struct ObserverList<Value> {
         }
     }
 
-    private var observers: [Observer<Value>] = []
+    private var observers: [Observer<Value>] = [] {
+        didSet { observerCount = observers.count }
+    }
+    /// `observers.count`, kept apart: asking an array of a type unknown here costs more than
+    /// a field (this is read on every change).
+    private var observerCount = 0
     private var queue: [Delivery] = []
     private var queueStart = 0
     private var isDelivering = false
 
-    var isEmpty: Bool { observers.isEmpty }
+    var isEmpty: Bool { observerCount == 0 }
 
     /// Adds `observer`, first sent `initial` if given (queued with the changes, so it is never
-    /// older than a change already delivered to it). True when the caller must deliver.
-    mutating func add(_ observer: Observer<Value>, initial: Value?) -> Bool {
+    /// older than a change already delivered to it): returned for the caller to deliver when
+    /// nobody is delivering, as ``publish(_:)`` does.
+    mutating func add(_ observer: Observer<Value>, initial: Value?) -> Delivery? {
         observers.append(observer)
-        return initial.map { enqueue(.initial($0, to: observer)) } ?? false
+        return initial.flatMap { handOut(.initial($0, to: observer)) }
     }
 
     mutating func remove(_ observer: Observer<Value>) {
         observers.removeAll { $0 === observer }
     }
 
-    /// Queues `update` for every current observer. True when the caller must deliver.
-    mutating func publish(_ update: Update<Value>) -> Bool {
-        guard !observers.isEmpty else { return false }
-        return enqueue(.change(update, to: observers))
+    /// `update` for every current observer: returned for the caller to deliver (then to call
+    /// ``next()`` until it returns nil) when nobody is delivering, else queued for the thread that is.
+    mutating func publish(_ update: Update<Value>) -> Delivery? {
+        observerCount > 0 ? handOut(.change(update, to: observers)) : nil
+    }
+
+    /// `delivery` for the caller to run when nobody is delivering (the caller delivers from
+    /// now on); else queued for the thread that is, and nil.
+    private mutating func handOut(_ delivery: Delivery) -> Delivery? {
+        guard isDelivering else {
+            isDelivering = true
+            return delivery
+        }
+        queue.append(delivery)
+        return nil
     }
 
     /// The next delivery, or nil (and delivering stops) when the queue is empty.
@@ -65,17 +82,13 @@ struct ObserverList<Value> {
         defer { queueStart += 1 }
         return queue[queueStart]
     }
-
-    private mutating func enqueue(_ delivery: Delivery) -> Bool {
-        queue.append(delivery)
-        defer { isDelivering = true }
-        return !isDelivering
-    }
 }
 
 extension Lock {
-    /// Runs the deliveries `list` (guarded by this lock) has queued, outside the lock.
-    func deliver<Value>(_ next: () -> ObserverList<Value>.Delivery?) {
+    /// Runs `first` — a delivery ``ObserverList`` handed out — and then those queued meanwhile
+    /// (`next`, guarded by this lock), outside the lock.
+    func deliver<Value>(_ first: ObserverList<Value>.Delivery, then next: () -> ObserverList<Value>.Delivery?) {
+        first.run()
         while let delivery = withLock(next) { delivery.run() }
     }
 }
