@@ -154,7 +154,7 @@ public final class LiveRepository: Sendable {
     func sharedStores<Table: LiveTable>(
         _ table: Table, ids: [Table.ID], readAs number: UInt64? = nil,
         read: (([Table.ID]) async throws -> [(id: Table.ID, committed: Committed<Table.Content>)])? = nil,
-        committedChanged: @escaping @Sendable (LiveRepository.StoreKey, Committed<Table.Content>) -> Void = { _, _ in }
+        committedChanged: (@Sendable (LiveRepository.StoreKey, Committed<Table.Content>) -> Void)? = nil
     ) async throws -> [LiveStore<Table>] {
         try await waitUntilListening()
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: Table.holdsAggregates) }
@@ -175,9 +175,9 @@ public final class LiveRepository: Sendable {
             guard let row else { continue }
             let (store, isNew) = register(keys[index]) {
                 LiveStore(id: ids[index], committed: row, readAs: number, table: table, context: context,
-                          committedChanged: { [key = keys[index]] in committedChanged(key, $0) })
+                          committedChanged: committedChanged.map { told in { [key = keys[index]] in told(key, $0) } })
             }
-            if isNew { committedChanged(keys[index], row) } else { store.applyRead(row, sequence: number) }
+            if isNew { committedChanged?(keys[index], row) } else { store.applyRead(row, sequence: number) }
             found[index] = store
             fresh.append(store)
         }

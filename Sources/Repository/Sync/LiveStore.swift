@@ -18,7 +18,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     private let report: @Sendable (LiveRecordError) -> Void
     private let metrics: LiveMetrics
     /// Told each newly committed state (aggregates keep their child routes current with it).
-    private let committedChanged: @Sendable (Committed<Content>) -> Void
+    private let committedChanged: (@Sendable (Committed<Content>) -> Void)?
     private let cell: ObservedState<SyncState<Content>>
     private let waiters = Locked<(next: Int, saves: [Int: SaveWaiter])>((0, [:]))
 
@@ -31,7 +31,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     }
 
     init(id: Table.ID, committed: Committed<Content>, readAs sequenceNumber: UInt64, table: Table, context: LiveContext,
-         committedChanged: @escaping @Sendable (Committed<Content>) -> Void = { _ in }) {
+         committedChanged: (@Sendable (Committed<Content>) -> Void)? = nil) {
         self.id = id
         self.table = table
         self.keyText = LiveRepository.keyText(id)
@@ -125,10 +125,18 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
 
     /// Runs one transition under the lock, then its effects.
     private func transition(_ body: (inout SyncState<Content>) -> SyncEffects) {
-        let (effects, newlyCommitted) = cell.transition { sync in
+        guard let committedChanged else {
+            return perform(cell.transition { sync in
+                let effects = body(&sync)
+                return (effects.publish.map { .some($0) }, effects)
+            })
+        }
+        var newlyCommitted: Committed<Content>?
+        let effects = cell.transition { sync in
             let before = sync.appliedSequence
             let effects = body(&sync)
-            return (effects.publish.map { .some($0) }, (effects, sync.appliedSequence != before ? sync.committed : nil))
+            if sync.appliedSequence != before { newlyCommitted = sync.committed }
+            return (effects.publish.map { .some($0) }, effects)
         }
         if let newlyCommitted { committedChanged(newlyCommitted) }
         perform(effects)

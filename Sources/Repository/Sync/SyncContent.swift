@@ -53,8 +53,13 @@ struct SyncEffects: Sendable {
     /// `save()` callers to resume, with what they throw.
     var wake: [(ticket: Int, failure: LiveRecordError?)] = []
 
+    /// Asks for nothing.
+    var isNothing: Bool { publish == nil && !startWriting && !reread && reports.isEmpty && wake.isEmpty }
+
     static func + (lhs: SyncEffects, rhs: SyncEffects) -> SyncEffects {
-        SyncEffects(publish: rhs.publish ?? lhs.publish, startWriting: lhs.startWriting || rhs.startWriting,
+        if rhs.isNothing { return lhs }
+        if lhs.isNothing { return rhs }
+        return SyncEffects(publish: rhs.publish ?? lhs.publish, startWriting: lhs.startWriting || rhs.startWriting,
                     reread: lhs.reread || rhs.reread, reports: lhs.reports + rhs.reports, wake: lhs.wake + rhs.wake)
     }
 }

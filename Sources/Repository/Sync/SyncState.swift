@@ -269,6 +269,7 @@ struct SyncState<Content: SyncContent> {
     /// started: an edit the database holds in a state seen after the edit is done; an edit of a
     /// field the other writer changed since its base, to another value, is a conflict.
     private mutating func reconcilePending(seenAfter: UInt64) -> SyncEffects {
+        guard !pending.isEmpty else { return SyncEffects() }
         let theirs = committed.value
         let fields = Set(pending.keys).subtracting(inFlight?.fields ?? [])
         guard !fields.isEmpty else { return SyncEffects() }
@@ -308,6 +309,7 @@ struct SyncState<Content: SyncContent> {
             effects.startWriting = true
         }
         if (pending.isEmpty && inFlight == nil) || lifecycle == .deleted { settled = edits }
+        guard !waiters.isEmpty else { return effects }
         let ready = waiters.filter { $0.through <= settled }
         guard !ready.isEmpty else { return effects }
         waiters.removeAll { $0.through <= settled }
