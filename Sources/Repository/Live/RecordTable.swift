@@ -75,7 +75,7 @@ struct RecordTable<R: Record>: Sendable {
         guard !result.isEmpty else { return [] }
         let version = try result.columnIndex("version", decoding: Int64.self)
         return try zip(result.decode(R.self, columns: R.columnNaming), result).map { record, row in
-            (record, try row.decode(Int64.self, at: version))
+            (record, try result.cell(row: row.index, column: version).decodeInteger(Int64.self))
         }
     }
 }

@@ -16,6 +16,31 @@ public struct ColumnNaming: Sendable {
 
     /// Splits a camelCase name into lowercase words joined by `_`, keeping acronyms together.
     static func snakeCased(_ name: String) -> String {
+        asciiSnakeCased(name) ?? unicodeSnakeCased(name)
+    }
+
+    /// ``snakeCased(_:)`` of an ASCII name, byte by byte (names are read for every decode:
+    /// Unicode character properties cost more than the rest of decoding a row); nil otherwise.
+    static func asciiSnakeCased(_ name: String) -> String? {
+        let bytes = Array(name.utf8)
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+        func isUpper(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x5A }
+        func isLower(_ byte: UInt8) -> Bool { byte >= 0x61 && byte <= 0x7A }
+        func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count + 4)
+        for (index, byte) in bytes.enumerated() {
+            if isUpper(byte), index > 0 {
+                let previous = bytes[index - 1]
+                let nextIsLower = index + 1 < bytes.count && isLower(bytes[index + 1])
+                if isLower(previous) || isDigit(previous) || (isUpper(previous) && nextIsLower) { result.append(0x5F) }
+            }
+            result.append(isUpper(byte) ? byte + 0x20 : byte)
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    static func unicodeSnakeCased(_ name: String) -> String {
         let characters = Array(name)
         var result = ""
         for (index, character) in characters.enumerated() {

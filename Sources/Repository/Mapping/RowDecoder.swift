@@ -50,6 +50,21 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try decoder.cell(for: key, T.self).decode(T.self)
     }
 
+    // The common column types straight from their cell: what `decode(_:forKey:)` reaches
+    // through `CellDecoder`, without testing the type at run time on every cell. A json column
+    // still decodes its JSON (a string is its text either way).
+    func decode(_: String.Type, forKey key: Key) throws -> String { try decoder.cell(for: key, String.self).decodeString() }
+    func decode(_: Bool.Type, forKey key: Key) throws -> Bool { try decode(key) { try $0.decodeBool() } }
+    func decode(_: Double.Type, forKey key: Key) throws -> Double { try decode(key) { try $0.decodeDouble() } }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decode(key) { try $0.decodeInteger(type) } }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decode(key) { try $0.decodeInteger(type) } }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decode(key) { try $0.decodeInteger(type) } }
+
+    private func decode<T: Decodable>(_ key: Key, _ direct: (Cell) throws -> T) throws -> T {
+        let cell = try decoder.cell(for: key, T.self)
+        return cell.type == .json || cell.type == .jsonb ? try cell.decode(T.self) : try direct(cell)
+    }
+
     func nestedContainer<NestedKey: CodingKey>(keyedBy _: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         try CellDecoder(cell: decoder.cell(for: key, NestedKey.self)).container(keyedBy: NestedKey.self)
     }
