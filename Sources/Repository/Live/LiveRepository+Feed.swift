@@ -135,6 +135,8 @@ extension LiveRepository {
 extension LiveRepository: ChangeFeedReader {
     /// The most stale rows the feed's thread re-reads itself.
     static let feedThreadRefreshLimit = 64
+    /// How many announced changes the feed's thread checks before handing their stale stores over.
+    static let staleScanPart = 1000
 
     /// Re-reads the announced rows that live handles hold, on the feed's thread and connection.
     func refresh(_ changes: [Change], using query: FeedQuery) {
@@ -148,11 +150,21 @@ extension LiveRepository: ChangeFeedReader {
         // Queries over records read the announced rows of their tables with their contents and
         // give them to the stores: those stores need no read of their own.
         let readByQueries = notifyQueries(of: changes)
-        let stale = staleStores(for: changes).filter { $0.storeKey.isAggregate || !readByQueries.contains($0.tableName) }
-            + staleAggregates(forChildChanges: changes, using: query)
-        // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker, so the
-        // feed goes on receiving while the rows are re-read on another thread.
-        guard stale.count <= Self.feedThreadRefreshLimit else { return scheduleRefresh(stale) }
+        // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker as its
+        // stale stores are found, a part at a time, so the first rows are re-read while the
+        // feed finds the rest — and it goes on receiving while they are.
+        var stale: [any AnyLiveStore] = []
+        var handedOver = false
+        for start in stride(from: 0, to: changes.count, by: Self.staleScanPart) {
+            let part = changes[start..<min(start + Self.staleScanPart, changes.count)]
+            stale += staleStores(for: Array(part)).filter { $0.storeKey.isAggregate || !readByQueries.contains($0.tableName) }
+            if stale.count > Self.feedThreadRefreshLimit {
+                scheduleRefresh(stale)
+                (stale, handedOver) = ([], true)
+            }
+        }
+        stale += staleAggregates(forChildChanges: changes, using: query)
+        guard !handedOver, stale.count <= Self.feedThreadRefreshLimit else { return scheduleRefresh(stale) }
         for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
             do {
                 try group[0].refresh(group, using: query)
