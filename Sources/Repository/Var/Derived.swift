@@ -40,9 +40,10 @@ extension ObservableValue {
     /// The value transformed by `transform`; observers run when the result changed
     /// (compared with `==` when `Equatable`).
     public func map<T>(_ transform: @escaping @Sendable (Value) -> T) -> Derived<T> {
-        derived(read: transform) { update in
+        let changed = changeTest(for: T.self)
+        return derived(read: transform) { update in
             let mapped = update.map(transform)
-            return mapped.isInitial || hasChanged(mapped.old, mapped.new) ? mapped : nil
+            return mapped.isInitial || changed.changed(mapped.old, mapped.new) ? mapped : nil
         }
     }
 

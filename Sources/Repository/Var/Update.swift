@@ -56,6 +56,33 @@ func hasChanged<T>(_ old: T, _ new: T) -> Bool {
     equalIfEquatable(old, new).map { !$0 } ?? true
 }
 
+/// ``hasChanged(_:_:)`` for values of type `T`, with the `Equatable` conformance looked up
+/// once, here, rather than on every comparison (observers of parts compare on every change).
+func changeTest<T>(for _: T.Type) -> any ChangeTest<T> {
+    guard let type = T.self as? any Equatable.Type else { return AlwaysChanged<T>() }
+    func test<E: Equatable>(_: E.Type) -> any ChangeTest<T> { Inequality<T, E>() }
+    return test(type)
+}
+
+/// Tells whether a value changed (see ``changeTest(for:)``).
+protocol ChangeTest<Value>: Sendable {
+    associatedtype Value
+    func changed(_ old: Value, _ new: Value) -> Bool
+}
+
+/// `!=` of `E`, for values of a type `Value` that is `E`.
+private struct Inequality<Value, E: Equatable>: ChangeTest {
+    func changed(_ old: Value, _ new: Value) -> Bool {
+        // Value is E here, so these casts only re-label the values.
+        unsafeBitCast(old, to: E.self) != unsafeBitCast(new, to: E.self)
+    }
+}
+
+/// Values that cannot be compared count as changed.
+private struct AlwaysChanged<Value>: ChangeTest {
+    func changed(_: Value, _: Value) -> Bool { true }
+}
+
 /// `a == b` when the values are `Equatable`; nil when they cannot be compared that way. The
 /// type is checked, not the values: no value is boxed into an existential.
 func equalIfEquatable<T>(_ a: T, _ b: T) -> Bool? {

@@ -4,15 +4,16 @@ extension Var {
     /// A reference to the property at `keyPath`; writes go back into this value.
     /// Its observers run only when that property changed (compared with `==` when `Equatable`).
     public subscript<Part>(keyPath: any WritableKeyPath<Value, Part> & Sendable) -> Var<Part> {
-        projected(keyPath as AnyKeyPath,
+        let changed = changeTest(for: Part.self)
+        return projected(keyPath as AnyKeyPath,
             read: { $0[keyPath: keyPath] },
             write: { value, body in body(&value[keyPath: keyPath]) },
-            deliver: { update in Self.changedPart(update.map { $0[keyPath: keyPath] }) })
+            deliver: { update in Self.changedPart(update.map { $0[keyPath: keyPath] }, changed) })
     }
 
-    /// The update, if the part it concerns changed or it is the initial value.
-    static func changedPart<Part>(_ update: Update<Part>) -> Update<Part>? {
-        update.isInitial || hasChanged(update.old, update.new) ? update : nil
+    /// The update, if the part it concerns changed (as `changed` tells) or it is the initial value.
+    static func changedPart<Part>(_ update: Update<Part>, _ test: any ChangeTest<Part>) -> Update<Part>? {
+        update.isInitial || test.changed(update.old, update.new) ? update : nil
     }
 }
 
@@ -23,12 +24,13 @@ extension Var where Value: MutableCollection & SendableMetatype, Value.Index: Se
     /// Reading or writing a position outside the collection traps, as for arrays; observers
     /// skip updates in which the position does not exist.
     public subscript(index: Value.Index) -> Var<Value.Element> {
-        projected((index as? any Hashable).map { AnyHashable($0) },
+        let changed = changeTest(for: Value.Element.self)
+        return projected((index as? any Hashable).map { AnyHashable($0) },
             read: { $0[index] },
             write: { collection, body in body(&collection[index]) },
             deliver: { update in
                 guard update.old.indices.contains(index), update.new.indices.contains(index) else { return nil }
-                return Self.changedPart(update.map { $0[index] })
+                return Self.changedPart(update.map { $0[index] }, changed)
             })
     }
 }
@@ -37,24 +39,26 @@ extension Var {
     /// A reference to the element with `id`, wherever it moves: nil once it is removed.
     /// Setting nil removes it; setting an element whose `id` is `id` replaces or appends it.
     public subscript<ID: Hashable & Sendable, Element>(id id: ID) -> Var<Element?> where Value == IdentifiedArray<ID, Element> {
-        projected(AnyHashable(IDComponent(id: id)),
+        let changed = changeTest(for: Element?.self)
+        return projected(AnyHashable(IDComponent(id: id)),
             read: { $0[id: id] },
             write: { array, body in body(&array[id: id]) },
-            deliver: { update in Self.changedPart(update.map { $0[id: id] }) })
+            deliver: { update in Self.changedPart(update.map { $0[id: id] }, changed) })
     }
 
     /// A reference to a property of an optional value, nil while the value is nil. Writes
     /// while the value is nil have nothing to write into and are dropped; so is writing nil
     /// into a property that is not optional.
     public subscript<Wrapped, Part>(keyPath: any WritableKeyPath<Wrapped, Part> & Sendable) -> Var<Part?> where Value == Wrapped? {
-        projected(keyPath as AnyKeyPath,
+        let changed = changeTest(for: Part?.self)
+        return projected(keyPath as AnyKeyPath,
             read: { $0?[keyPath: keyPath] },
             write: { optional, body in
                 var part = optional?[keyPath: keyPath]
                 body(&part)
                 if let part, optional != nil { optional![keyPath: keyPath] = part }
             },
-            deliver: { update in Self.changedPart(update.map { $0?[keyPath: keyPath] }) })
+            deliver: { update in Self.changedPart(update.map { $0?[keyPath: keyPath] }, changed) })
     }
 }
 
