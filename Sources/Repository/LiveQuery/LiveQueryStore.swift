@@ -90,7 +90,7 @@ where Element.ID: Comparable & Sendable {
             return (changed ? .some(.database) : .none, cancel)
         }
         for subscription in cancel { subscription.cancel() }
-        QueryHandOver.$query.withValue(ObjectIdentifier(self)) { handOver() }
+        QueryHandOver.run(by: self, handOver)
         // A member store that changed between the read and the list's update (a local edit,
         // a reverted one, a newer write) told the list before the read's older value went in,
         // and applying the read to it may change nothing: show what the stores hold now.
@@ -105,7 +105,7 @@ where Element.ID: Comparable & Sendable {
         guard update.author != .deletion else { return }  // the query's own read removes it
         // A row this query read and is handing to its store, delivered right here: the list
         // holds it already, and the mirror after the hand-over shows what the store made of it.
-        if update.author == .database, QueryHandOver.query == ObjectIdentifier(self) { return }
+        if update.author == .database, QueryHandOver.isRunning(by: self) { return }
         cell.transition { state in
             guard let current = state.members[id]?.store.value else { return (.none, ()) }
             return (state.memberChanged(id, to: current) ? .some(update.author) : .none, ())
@@ -128,10 +128,4 @@ where Element.ID: Comparable & Sendable {
         }
         if membershipChanged { report(.membershipIsReadOnly(table: source.table)) }
     }
-}
-
-/// The live query handing a read's rows to their stores on the current task (see
-/// ``LiveQueryStore``): updates it causes are not mirrored back one by one.
-enum QueryHandOver {
-    @TaskLocal static var query: ObjectIdentifier?
 }

@@ -86,7 +86,7 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
 
     /// A member's store changed: show its value. False when `id` is not a member (any more).
     mutating func memberChanged(_ id: Element.ID, to element: Element) -> Bool {
-        guard members[id] != nil else { return false }
+        guard members[id] != nil, elements[id: id] != element else { return false }
         return place([id: element], removing: [])
     }
 

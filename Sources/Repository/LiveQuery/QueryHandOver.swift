@@ -1,0 +1,27 @@
+import Foundation
+
+/// The live query handing a read's rows to their stores on the current thread (see
+/// ``LiveQueryStore``): the updates those stores deliver right there are not mirrored back one
+/// by one. A thread's mark, not a task's: a task started meanwhile (a store's write loop) must
+/// not inherit it, and the hand-over never suspends, so nothing else runs on the thread while
+/// the mark is set.
+enum QueryHandOver {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key left")
+        return key
+    }()
+
+    /// Runs `handOver` with the thread marked as `query`'s.
+    static func run(by query: AnyObject, _ handOver: () -> Void) {
+        let previous = pthread_getspecific(key)
+        pthread_setspecific(key, Unmanaged.passUnretained(query).toOpaque())
+        defer { pthread_setspecific(key, previous) }
+        handOver()
+    }
+
+    /// Whether the current thread runs `query`'s hand-over.
+    static func isRunning(by query: AnyObject) -> Bool {
+        pthread_getspecific(key) == Unmanaged.passUnretained(query).toOpaque()
+    }
+}
