@@ -1,4 +1,4 @@
-// `swift run -c release bench [--json] [--handles N] [--iterations N]`
+// `swift run -c release bench [--json] [--handles N] [--iterations N] [--writers N]`
 // Measures the library beside raw libpq on the same server in one run, and reports ratios.
 import Foundation
 import Repository
@@ -40,7 +40,7 @@ do {
     if runs("live-query") { log("live query…"); results.append(try await cases.liveQuery()) }
     if runs("burst") { log("burst…"); results.append(try await cases.burst()) }
     if runs("write-through") { log("write-through…"); results.append(try await cases.writeThrough()) }
-    if runs("writers") { log("concurrent writers…"); results.append(try await cases.concurrentWriters()) }
+    if runs("writers") { log("concurrent writers…"); results.append(try await cases.concurrentWriters(writers: option("--writers", default: 8))) }
     if runs("bulk") { log("bulk update under a live query…"); results.append(try await cases.bulkUnderLiveQuery()) }
     if runs("triggers") { log("trigger overhead…"); results += try await cases.triggerOverhead() }
     try await environment.tearDown()

@@ -57,9 +57,10 @@ struct RecordTable<R: Record>: Sendable {
 
     /// Writes `properties` of `value` if the row is still at `version`; nil if it is not
     /// (or is gone). The version goes up by one (the trigger, where installed, agrees).
+    /// Writes of many live values at once go out together (see ``Database/pipelined(_:_:)``).
     func update(_ value: R, properties: Set<String>, expectedVersion version: Int64) async throws -> (record: R, version: Int64)? {
         let (sql, parameters) = try updateStatement(value, properties: properties, expectedVersion: version)
-        return try Self.decode(await database.query(sql, parameters)).first
+        return try Self.decode(await database.pipelined(sql, parameters)).first
     }
 
     /// The conditional `UPDATE … RETURNING *` behind ``update(_:properties:expectedVersion:)``.

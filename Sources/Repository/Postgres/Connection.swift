@@ -15,12 +15,12 @@ public actor Connection {
     /// The configuration this connection was opened with (its description has no password).
     public nonisolated let configuration: ConnectionConfiguration
 
-    private var handle: LibpqConnection?
-    private var statements = PreparedStatements()
+    var handle: LibpqConnection?
+    var statements = PreparedStatements()
     private var turns = StatementTurns()
-    private var wasOpenAfterLastStatement = true
+    var wasOpenAfterLastStatement = true
     /// Waits for this connection's results.
-    private let poller: SocketPoller
+    let poller: SocketPoller
 
     /// Set by the pool when the connection goes idle: the next statement first checks that the
     /// server has not closed the connection in the meantime.
@@ -106,7 +106,7 @@ public actor Connection {
     /// Runs `body` as the statement of `ticket`, after the statements called before it: a
     /// cancelled ticket's statement ends with `CancellationError`, and a connection that was
     /// sent a cancel request is not reused.
-    private func asStatement<T>(_ ticket: StatementCanceller.Ticket?, _ body: () async throws -> T) async throws -> T {
+    func asStatement<T>(_ ticket: StatementCanceller.Ticket?, _ body: () async throws -> T) async throws -> T {
         if !turns.take() { await withCheckedContinuation { turns.enqueue($0) } }
         defer { turns.pass()?.resume() }
         guard let ticket else { return try await body() }
@@ -145,7 +145,7 @@ public actor Connection {
         _ = try? await runScript("ROLLBACK", ticket: nil)
     }
 
-    private func runPrepared(_ sql: String, values: [SQLValue]) async throws -> QueryResult {
+    func runPrepared(_ sql: String, values: [SQLValue]) async throws -> QueryResult {
         try SQLText.refuseNUL(sql)
         let connection = try liveConnection(for: sql)
         let bound = try BoundParameters(values, statement: sql)
@@ -168,7 +168,7 @@ public actor Connection {
         }
     }
 
-    private func preparedName(_ connection: LibpqConnection, _ sql: String) async throws -> String {
+    func preparedName(_ connection: LibpqConnection, _ sql: String) async throws -> String {
         if let name = statements.name(for: sql) { return name }
         if statements.isFull, PQtransactionStatus(connection.pointer) == PQTRANS_IDLE {
             _ = try await command(connection, "DEALLOCATE ALL") { PQsendQuery($0, "DEALLOCATE ALL") }
@@ -182,7 +182,7 @@ public actor Connection {
 
     /// The open connection, after checking (when the pool asked for it) that the server did not
     /// close it while it sat idle.
-    private func liveConnection(for sql: String) throws -> LibpqConnection {
+    func liveConnection(for sql: String) throws -> LibpqConnection {
         guard let connection = handle else { throw PostgresError(.closed, "the connection is closed", statement: sql) }
         if needsLivenessCheck.exchange(false, ordering: .relaxed), !Self.isAlive(connection.pointer) {
             isReusable.store(false, ordering: .relaxed)
@@ -213,51 +213,32 @@ public actor Connection {
             isReusable.store(false, ordering: .relaxed)
             throw lostOrFailed(pg, sql)
         }
-        var outcome: Result<QueryResult, PostgresError>?
-        while true {
-            if PQisBusy(pg) != 0 || PQflush(pg) != 0 {
-                await poller.awaitResults(of: pg)
-                // Still busy: the wait ended without an answer (the socket could not be watched,
-                // or reading failed on a connection libpq still calls open). PQgetResult would
-                // block; the connection is given up instead.
-                if PQisBusy(pg) != 0 { throw abandon(connection, sql) }
-            }
-            guard let raw = PQgetResult(pg) else { break }
-            defer { PQclear(raw) }
-            switch PQresultStatus(raw) {
-            case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-                if case .failure = outcome { continue }  // the first error stands
-                outcome = .success(ResultReader.read(raw))
-            case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
-                // COPY needs a protocol of its own; leave the connection rather than half in it.
-                handle = nil
-                outcome = .failure(PostgresError(.server, "COPY is not supported here; the connection was closed", statement: sql))
-                isReusable.store(false, ordering: .relaxed)
-                return try outcome!.get()
-            default:
-                if case .failure = outcome { continue }
-                outcome = .failure(PQstatus(pg) == CONNECTION_OK
-                    ? ResultReader.error(raw, statement: sql, redact: configuration.redact)
-                    : lostOrFailed(pg, sql, raw))
-            }
-        }
-        wasOpenAfterLastStatement = PQstatus(pg) == CONNECTION_OK
-        if !wasOpenAfterLastStatement, case .failure(var error) = outcome {
-            // The server's error came before it closed the connection (a terminated backend, a
-            // shutdown): the connection is what was lost, as libpq now knows.
-            error.kind = .connectionLost
-            wasLost.store(true, ordering: .relaxed)
-            outcome = .failure(error)
-        }
-        // Closed meanwhile (close() runs while a statement waits): not reusable, whatever libpq says.
-        isReusable.store(handle === connection && wasOpenAfterLastStatement && PQtransactionStatus(pg) == PQTRANS_IDLE,
-                         ordering: .relaxed)
+        let outcome = try await collectResults(connection, sql)
+        noteStateAfterStatement(connection)
         guard let outcome else { throw lostOrFailed(pg, sql) }
-        return try outcome.get()
+        return try settle(outcome, on: pg).get()
+    }
+
+    /// A server error that came before the connection closed (a terminated backend, a
+    /// shutdown) means the connection was lost, as libpq now knows.
+    func settle(_ outcome: Result<QueryResult, PostgresError>, on pg: OpaquePointer) -> Result<QueryResult, PostgresError> {
+        guard !wasOpenAfterLastStatement, case .failure(var error) = outcome else { return outcome }
+        error.kind = .connectionLost
+        wasLost.store(true, ordering: .relaxed)
+        return .failure(error)
+    }
+
+    /// Whether the connection is open, and reusable, after a statement. Closed meanwhile
+    /// (close() runs while a statement waits): not reusable, whatever libpq says.
+    func noteStateAfterStatement(_ connection: LibpqConnection) {
+        let pg = connection.pointer
+        wasOpenAfterLastStatement = PQstatus(pg) == CONNECTION_OK
+        isReusable.store(handle === connection && wasOpenAfterLastStatement && PQtransactionStatus(pg) == PQTRANS_IDLE
+                         && PQpipelineStatus(pg) == PQ_PIPELINE_OFF, ordering: .relaxed)
     }
 
     /// Drops a connection that cannot go on, and says so.
-    private func abandon(_ connection: LibpqConnection, _ sql: String) -> PostgresError {
+    func abandon(_ connection: LibpqConnection, _ sql: String) -> PostgresError {
         if handle === connection {
             canceller.detach()
             handle = nil
@@ -271,7 +252,7 @@ public actor Connection {
         return PostgresError(.connectionLost, message, statement: sql)
     }
 
-    private func lostOrFailed(_ pg: OpaquePointer, _ sql: String, _ raw: OpaquePointer? = nil) -> PostgresError {
+    func lostOrFailed(_ pg: OpaquePointer, _ sql: String, _ raw: OpaquePointer? = nil) -> PostgresError {
         var error = raw.map { ResultReader.error($0, statement: sql, redact: configuration.redact) }
             ?? PostgresError(.server, configuration.redact(Self.tidy(String(cString: PQerrorMessage(pg)))), statement: sql)
         if PQstatus(pg) != CONNECTION_OK {
@@ -291,7 +272,7 @@ public actor Connection {
 }
 
 /// Owns a `PGconn`: whoever drops the last reference closes it.
-private final class LibpqConnection {
+final class LibpqConnection {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
     deinit { PQfinish(pointer) }

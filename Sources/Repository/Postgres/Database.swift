@@ -12,7 +12,8 @@ public import ServiceLifecycle
 /// In a server, run it in a `ServiceGroup` (it is a `Service`): ``run()`` closes idle
 /// connections as they time out, and closes the pool at graceful shutdown. Metrics go to
 /// swift-metrics (`postgres_pool_connections`, `postgres_pool_waiters`,
-/// `postgres_pool_wait_duration`, `postgres_statement_duration`, `postgres_statement_errors`).
+/// `postgres_pool_wait_duration`, `postgres_statement_duration`, `postgres_statement_errors`,
+/// `postgres_pipeline_batch_size`).
 ///
 /// ```swift
 /// let database = try Database(.environment())
@@ -32,6 +33,8 @@ public final class Database: Sendable {
 
     private let pool: Locked<PoolState>
     let metrics: PostgresMetrics
+    /// Statements waiting to be sent together (see ``pipelined(_:_:)``).
+    let pipelineQueue: Locked<PipelineQueue<PipelinedStatement>>
 
     /// A pool over `configuration` that opens at most `maximumConnections` connections and
     /// closes those idle for longer than `idleTimeout`.
@@ -51,6 +54,7 @@ public final class Database: Sendable {
         self.logger = logger
         self.metrics = PostgresMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.pool = Locked(PoolState())
+        self.pipelineQueue = Locked(PipelineQueue(lanes: Self.pipelineLanes(maximumConnections), maximumBatch: 64))
     }
 
     /// Runs `body` with a connection of its own, returned to the pool afterwards.

@@ -9,6 +9,8 @@ struct PostgresMetrics: Sendable {
     let waiters: Gauge
     let waitTime: CoreMetrics.Timer
     let statementDuration: CoreMetrics.Timer
+    /// How many statements each pipelined batch sent together (see ``Database/pipelined(_:_:)``).
+    let pipelineBatchSize: Recorder
     let factory: any MetricsFactory
 
     init(factory: any MetricsFactory) {
@@ -18,6 +20,7 @@ struct PostgresMetrics: Sendable {
         waiters = Gauge(label: "postgres_pool_waiters", factory: factory)
         waitTime = CoreMetrics.Timer(label: "postgres_pool_wait_duration", factory: factory)
         statementDuration = CoreMetrics.Timer(label: "postgres_statement_duration", factory: factory)
+        pipelineBatchSize = Recorder(label: "postgres_pipeline_batch_size", factory: factory)
     }
 
     /// Counts a failed statement by its SQLSTATE class (`23` for integrity violations), or by

@@ -1,0 +1,102 @@
+internal import CPostgres
+
+extension Connection {
+    /// Runs `batch` in libpq's pipeline mode: all statements are sent at once, each followed
+    /// by a sync, so each is its own transaction — one failing does not undo or stop the
+    /// others — and the server answers them all in about one round trip. Returns each
+    /// statement's outcome, in order. Not cancellable: the statements may already be on their way.
+    ///
+    /// When the connection is lost or stops answering, the statements still without an answer
+    /// fail with ``PostgresError/Kind/connectionLost``: each may or may not have been applied.
+    /// - Throws: only when nothing was sent (the connection is closed, or was found lost).
+    func pipeline(_ batch: [(sql: String, values: [SQLValue])]) async throws -> [Result<QueryResult, PostgresError>] {
+        try await asStatement(nil) { try await runPipeline(batch) }
+    }
+
+    private func runPipeline(_ batch: [(sql: String, values: [SQLValue])]) async throws -> [Result<QueryResult, PostgresError>] {
+        guard let first = batch.first else { return [] }
+        let connection = try liveConnection(for: first.sql)
+        // Bound and prepared first, outside pipeline mode (a new statement costs one round trip, once).
+        var results = [Result<QueryResult, PostgresError>?](repeating: nil, count: batch.count)
+        var ready: [(index: Int, bound: BoundParameters)] = []
+        for (index, statement) in batch.enumerated() {
+            do {
+                try SQLText.refuseNUL(statement.sql)
+                let bound = try BoundParameters(statement.values, statement: statement.sql)
+                _ = try await preparedName(connection, statement.sql)
+                ready.append((index, bound))
+            } catch let error as PostgresError {
+                results[index] = .failure(error)
+            }
+        }
+        // Preparing one may have deallocated the others (a full cache): this names them all again.
+        var names: [String] = []
+        for (index, _) in ready { names.append(try await preparedName(connection, batch[index].sql)) }
+        let sent = zip(ready, names).map { (sql: batch[$0.index].sql, name: $1, bound: $0.bound) }
+        if !sent.isEmpty {
+            for (entry, outcome) in zip(ready, try await send(sent, on: connection)) { results[entry.index] = outcome }
+        }
+        // A statement the server forgot or invalidated (a schema change) failed before it did
+        // anything: run it again, prepared anew.
+        for (index, outcome) in results.enumerated() {
+            guard case .failure(let error)? = outcome, PreparedStatements.isStale(error) else { continue }
+            statements.forget(batch[index].sql)
+            do {
+                results[index] = .success(try await runPrepared(batch[index].sql, values: batch[index].values))
+            } catch {
+                results[index] = .failure(error as? PostgresError ?? PostgresError(.server, "\(error)"))
+            }
+        }
+        return results.map { $0 ?? .failure(PostgresError(.server, "the statement got no answer")) }
+    }
+
+    /// Sends the prepared statements in pipeline mode, each followed by a sync, and reads
+    /// each one's results and then its sync.
+    private func send(_ sent: [(sql: String, name: String, bound: BoundParameters)], on connection: LibpqConnection) async throws -> [Result<QueryResult, PostgresError>] {
+        let pg = connection.pointer
+        guard PQenterPipelineMode(pg) == 1 else {
+            var error = lostOrFailed(pg, sent[0].sql)
+            error.statementWasNotSent = true  // none of them: they may go on another connection
+            throw error
+        }
+        var outcomes: [Result<QueryResult, PostgresError>] = []
+        defer { noteStateAfterStatement(connection) }
+        for statement in sent {
+            let queued = statement.bound.withPointers { count, values, lengths, formats in
+                PQsendQueryPrepared(pg, statement.name, count, values, lengths, formats, 1)
+            }
+            guard queued == 1, PQpipelineSync(pg) == 1 else {
+                // Nothing more can be sent: what was queued may still be answered, but the
+                // connection is in an unknown state. Give it up.
+                let failure = abandonPipeline(connection, sent[outcomes.count].sql)
+                return sent.map { _ in .failure(failure) }
+            }
+        }
+        for statement in sent {
+            do {
+                let outcome = try await collectResults(connection, statement.sql)
+                guard let sync = try await nextResult(connection, statement.sql) else { throw abandonPipeline(connection, statement.sql) }
+                defer { PQclear(sync) }
+                guard PQresultStatus(sync) == PGRES_PIPELINE_SYNC else { throw abandonPipeline(connection, statement.sql) }
+                wasOpenAfterLastStatement = PQstatus(pg) == CONNECTION_OK
+                outcomes.append(outcome.map { settle($0, on: pg) } ?? .failure(lostOrFailed(pg, statement.sql)))
+            } catch {
+                let failure = error as? PostgresError ?? abandonPipeline(connection, statement.sql)
+                return outcomes + sent.dropFirst(outcomes.count).map { _ in .failure(failure) }
+            }
+        }
+        // Every result was read, so this cannot fail but on a broken connection: give it up then.
+        if PQexitPipelineMode(pg) != 1 { _ = abandonPipeline(connection, sent[sent.count - 1].sql) }
+        return outcomes
+    }
+
+    /// Drops a connection whose pipeline went wrong: what it was answering is unknown.
+    private func abandonPipeline(_ connection: LibpqConnection, _ sql: String) -> PostgresError {
+        var error = abandon(connection, sql)
+        if PQstatus(connection.pointer) != CONNECTION_OK {
+            error = lostOrFailed(connection.pointer, sql)
+            error.kind = .connectionLost
+        }
+        return error
+    }
+}
