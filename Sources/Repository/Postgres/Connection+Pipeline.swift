@@ -6,12 +6,23 @@ extension Connection {
     /// others — and the server answers them all in about one round trip. Returns each
     /// statement's outcome, in order. Not cancellable: the statements may already be on their way.
     ///
+    /// The server runs them one after another, so a statement waiting for a lock would hold up
+    /// those behind it: every statement but the last waits at most ``pipelineLockTimeout`` for
+    /// a lock (a `lock_timeout` local to its transaction), then fails with SQLSTATE `55P03`
+    /// having changed nothing — its caller may run it again alone.
+    ///
     /// When the connection is lost or stops answering, the statements still without an answer
     /// fail with ``PostgresError/Kind/connectionLost``: each may or may not have been applied.
     /// - Throws: only when nothing was sent (the connection is closed, or was found lost).
     func pipeline(_ batch: [(sql: String, values: [SQLValue])]) async throws -> [Result<QueryResult, PostgresError>] {
         try await asStatement(nil) { try await runPipeline(batch) }
     }
+
+    /// How long a pipelined statement with others behind it waits for a lock.
+    static let pipelineLockTimeout = "100ms"
+
+    /// Bounds the next statement's lock waits, in its transaction only.
+    private static let boundLockWaits = "SELECT set_config('lock_timeout', '\(pipelineLockTimeout)', true)"
 
     private func runPipeline(_ batch: [(sql: String, values: [SQLValue])]) async throws -> [Result<QueryResult, PostgresError>] {
         guard let first = batch.first else { return [] }
@@ -38,9 +49,10 @@ extension Connection {
         }
         // A statement the server forgot or invalidated (a schema change) failed before it did
         // anything: run it again, prepared anew.
+        var forgotten: Set<String> = []
         for (index, outcome) in results.enumerated() {
             guard case .failure(let error)? = outcome, PreparedStatements.isStale(error) else { continue }
-            statements.forget(batch[index].sql)
+            if forgotten.insert(batch[index].sql).inserted { statements.forget(batch[index].sql) }
             do {
                 results[index] = .success(try await runPrepared(batch[index].sql, values: batch[index].values))
             } catch {
@@ -61,20 +73,25 @@ extension Connection {
         }
         var outcomes: [Result<QueryResult, PostgresError>] = []
         defer { noteStateAfterStatement(connection) }
-        for statement in sent {
-            let queued = statement.bound.withPointers { count, values, lengths, formats in
+        let bounded = sent.indices.dropLast()
+        for (index, statement) in sent.enumerated() {
+            let guarded = !bounded.contains(index) || PQsendQueryParams(pg, Self.boundLockWaits, 0, nil, nil, nil, nil, 1) == 1
+            let queued = guarded && statement.bound.withPointers { count, values, lengths, formats in
                 PQsendQueryPrepared(pg, statement.name, count, values, lengths, formats, 1)
-            }
-            guard queued == 1, PQpipelineSync(pg) == 1 else {
+            } == 1
+            guard queued, PQpipelineSync(pg) == 1 else {
                 // Nothing more can be sent: what was queued may still be answered, but the
                 // connection is in an unknown state. Give it up.
-                let failure = abandonPipeline(connection, sent[outcomes.count].sql)
+                let failure = abandonPipeline(connection, statement.sql)
                 return sent.map { _ in .failure(failure) }
             }
         }
-        for statement in sent {
+        for (index, statement) in sent.enumerated() {
             do {
-                let outcome = try await collectResults(connection, statement.sql)
+                // The lock bound's own result first; if it failed, the statement was not run.
+                let bound = bounded.contains(index) ? try await collectResults(connection, Self.boundLockWaits) : nil
+                var outcome = try await collectResults(connection, statement.sql)
+                if case .failure(let error)? = bound { outcome = .failure(error) }
                 guard let sync = try await nextResult(connection, statement.sql) else { throw abandonPipeline(connection, statement.sql) }
                 defer { PQclear(sync) }
                 guard PQresultStatus(sync) == PGRES_PIPELINE_SYNC else { throw abandonPipeline(connection, statement.sql) }

@@ -4,8 +4,7 @@
 /// Nobody waits for a batch to fill: a statement that finds a lane free is sent at once,
 /// alone. Only while every lane has a batch under way do statements queue up; they go out
 /// together as the next batch as soon as a lane is done, and the first of them sends it (it
-/// leads), so no task of the pool's is spent on sending. Lanes bound how long a statement can
-/// wait behind others: one that waits on a lock holds up only its own lane.
+/// leads), so no task of the pool's is spent on sending.
 struct PipelineQueue<Statement> {
     /// The most batches under way at once.
     let lanes: Int

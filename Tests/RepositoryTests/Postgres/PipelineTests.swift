@@ -121,6 +121,51 @@ struct PipelineTests {
         database.close()
     }
 
+    @Test("in a pipeline, a statement with others behind it gives up waiting for a lock; the last one waits", .timeLimit(.minutes(2)))
+    func lockWaitsAreBounded() async throws {
+        let connection = try await Connection.connect(configuration)
+        let locker = try await Connection.connect(configuration)
+        try await locker.execute(script: "BEGIN; SELECT * FROM items WHERE id IN (50, 52) FOR UPDATE")
+        let outcomes = try await connection.pipeline([(Self.update, [.text("50"), .text("1")]), (Self.update, [.text("51"), .text("1")])])
+        #expect(Self.failure(outcomes[0])?.sqlState == "55P03")  // gave up, changed nothing
+        #expect(try outcomes[1].get()[0].decode(Int.self, column: "n") == 1)
+        let pid = try await connection.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, column: "pid")
+        let last = Task { try await connection.pipeline([(Self.update, [.text("53"), .text("1")]), (Self.update, [.text("52"), .text("1")])]) }
+        let admin = try await Connection.connect(configuration)
+        #expect(try await eventually(timeout: .seconds(60)) {  // well past the bound, the last statement still waits
+            try await !admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock' AND now() - query_start > interval '300 ms'", [pid]).isEmpty
+        })
+        try await locker.execute(script: "COMMIT")
+        let waited = try await last.value
+        #expect(try waited[1].get()[0].decode(Int.self, column: "n") == 1)
+        let rows = try await connection.query("SELECT n FROM items WHERE id IN (50, 51) ORDER BY id")
+        #expect(try rows.map { try $0.decode(Int.self, column: "n") } == [0, 1])
+        #expect(try await connection.query("SHOW lock_timeout")[0].decode(String.self, at: 0) == "0")  // local to each transaction
+    }
+
+    @Test("a batched write that waits for a lock does not hold up the writes behind it: it runs again alone", .timeLimit(.minutes(2)))
+    func heldWriteRunsAlone() async throws {
+        let database = Database(configuration, maximumConnections: 1)  // one lane: later writes queue
+        let locks = try await Connection.connect(configuration), blocker = try await Connection.connect(configuration)
+        try await locks.execute(script: "BEGIN; SELECT * FROM items WHERE id = 60 FOR UPDATE")
+        try await blocker.execute(script: "BEGIN; SELECT * FROM items WHERE id = 62 FOR UPDATE")
+        let first = Task { try await database.pipelined(Self.update, [.text("62"), .text("1")]) }  // takes the lane, waits
+        func queued(_ count: Int) async throws -> Bool {
+            try await eventually(timeout: .seconds(60)) { database.pipelineQueue.withLock { $0.waiting.count } == count }
+        }
+        #expect(try await eventually(timeout: .seconds(60)) { database.pipelineQueue.withLock { $0.underWay } == 1 })
+        let held = Task { try await database.pipelined(Self.update, [.text("60"), .text("1")]) }
+        #expect(try await queued(1))
+        let behind = Task { try await database.pipelined(Self.update, [.text("61"), .text("1")]) }
+        #expect(try await queued(2))
+        try await blocker.execute(script: "COMMIT")  // the lane frees: [60, 61] go out together
+        #expect(try await first.value[0].decode(Int.self, column: "n") == 1)
+        #expect(try await behind.value[0].decode(Int.self, column: "n") == 1)  // while 60 is still locked
+        try await locks.execute(script: "COMMIT")
+        #expect(try await held.value[0].decode(Int.self, column: "n") == 1)
+        database.close()
+    }
+
     private static func failure(_ outcome: Result<QueryResult, PostgresError>) -> PostgresError? {
         if case .failure(let error) = outcome { return error }
         return nil
