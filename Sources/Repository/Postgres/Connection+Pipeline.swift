@@ -13,7 +13,8 @@ extension Connection {
     ///
     /// When the connection is lost or stops answering, the statements still without an answer
     /// fail with ``PostgresError/Kind/connectionLost``: each may or may not have been applied.
-    /// - Throws: only when nothing was sent (the connection is closed, or was found lost).
+    /// - Throws: only when nothing was sent to run (the connection is closed, or was found lost
+    ///   before the batch went out), the error marked ``PostgresError/statementWasNotSent``.
     func pipeline(_ batch: [(sql: String, values: [SQLValue])]) async throws -> [Result<QueryResult, PostgresError>] {
         try await asStatement(nil) { try await runPipeline(batch) }
     }
@@ -37,12 +38,18 @@ extension Connection {
                 _ = try await preparedName(connection, statement.sql)
                 ready.append((index, bound))
             } catch let error as PostgresError {
+                // Lost while preparing: nothing of the batch ran, and all of it may go elsewhere.
+                if error.kind == .connectionLost { throw Self.unsent(error) }
                 results[index] = .failure(error)
             }
         }
         // Preparing one may have deallocated the others (a full cache): this names them all again.
         var names: [String] = []
-        for (index, _) in ready { names.append(try await preparedName(connection, batch[index].sql)) }
+        do {
+            for (index, _) in ready { names.append(try await preparedName(connection, batch[index].sql)) }
+        } catch let error as PostgresError {
+            throw Self.unsent(error)
+        }
         let sent = zip(ready, names).map { (sql: batch[$0.index].sql, name: $1, bound: $0.bound) }
         if !sent.isEmpty {
             for (entry, outcome) in zip(ready, try await send(sent, on: connection)) { results[entry.index] = outcome }
@@ -66,11 +73,8 @@ extension Connection {
     /// each one's results and then its sync.
     private func send(_ sent: [(sql: String, name: String, bound: BoundParameters)], on connection: LibpqConnection) async throws -> [Result<QueryResult, PostgresError>] {
         let pg = connection.pointer
-        guard PQenterPipelineMode(pg) == 1 else {
-            var error = lostOrFailed(pg, sent[0].sql)
-            error.statementWasNotSent = true  // none of them: they may go on another connection
-            throw error
-        }
+        // None of them was sent: they may go on another connection.
+        guard PQenterPipelineMode(pg) == 1 else { throw Self.unsent(lostOrFailed(pg, sent[0].sql)) }
         var outcomes: [Result<QueryResult, PostgresError>] = []
         defer { noteStateAfterStatement(connection) }
         let bounded = sent.indices.dropLast()
@@ -105,6 +109,13 @@ extension Connection {
         // Every result was read, so this cannot fail but on a broken connection: give it up then.
         if PQexitPipelineMode(pg) != 1 { _ = abandonPipeline(connection, sent[sent.count - 1].sql) }
         return outcomes
+    }
+
+    /// `error`, marked as met before any statement of the batch was sent to run.
+    private static func unsent(_ error: PostgresError) -> PostgresError {
+        var error = error
+        error.statementWasNotSent = true
+        return error
     }
 
     /// Drops a connection whose pipeline went wrong: what it was answering is unknown.

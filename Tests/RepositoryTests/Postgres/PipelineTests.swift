@@ -79,6 +79,20 @@ struct PipelineTests {
         #expect(!reusable)
     }
 
+    @Test("a connection lost before a batch goes out throws, marked as not sent, so the batch may go elsewhere")
+    func lostBeforeSending() async throws {
+        let connection = try await Connection.connect(configuration)
+        let pid = try await connection.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, column: "pid")
+        let admin = try await Connection.connect(configuration)
+        _ = try await admin.query("SELECT pg_terminate_backend($1, 10000)", [pid])
+        let error = await #expect(throws: PostgresError.self) {
+            try await connection.pipeline([(Self.update, [.text("70"), .text("1")]), ("SELECT $1::int AS n", [.text("1")])])
+        }
+        #expect(error?.kind == .connectionLost)
+        #expect(error?.statementWasNotSent == true)
+        #expect(try await admin.query("SELECT n FROM items WHERE id = 70")[0].decode(Int.self, column: "n") == 0)
+    }
+
     @Test("300 tasks writing at once through the pool: batches form, and every task gets its own row")
     func concurrentCallers() async throws {
         let metrics = RecordingMetrics()
