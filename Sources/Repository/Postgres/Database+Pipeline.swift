@@ -17,11 +17,6 @@ extension Database {
         case runAlone
     }
 
-    /// How many pipelined batches a pool of `maximumConnections` sends at once: one per
-    /// connection. A statement then waits for a batch only where it would otherwise wait for
-    /// a connection.
-    static func pipelineLanes(_ maximumConnections: Int) -> Int { maximumConnections }
-
     /// Runs one statement on a pooled connection, sent together with the statements other
     /// tasks run this way at the same time: while every lane (one per connection of the pool)
     /// has a batch under way, those that arrive queue up, and go out as the next batch in
@@ -64,16 +59,14 @@ extension Database {
     private func send(_ batch: [PipelinedStatement]) async -> Result<QueryResult, PostgresError> {
         metrics.pipelineBatchSize.record(batch.count)
         let outcomes: [Result<QueryResult, PostgresError>]
-        do {
-            outcomes = try await retryingUnsent {
-                try await withConnection { connection in
-                    if batch.count == 1 { return [.success(try await connection.query(batch[0].sql, values: batch[0].values))] }
-                    return try await connection.pipeline(batch.map { ($0.sql, $0.values) })
-                }
+        if batch.count == 1 {
+            outcomes = [await runAlone(batch[0].sql, batch[0].values)]
+        } else {
+            do {
+                outcomes = try await retryingUnsent { try await withConnection { try await $0.pipeline(batch.map { ($0.sql, $0.values) }) } }
+            } catch {
+                outcomes = batch.map { _ in .failure(error as? PostgresError ?? PostgresError(.server, "\(error)")) }
             }
-        } catch {
-            let failure = error as? PostgresError ?? PostgresError(.server, "\(error)")
-            outcomes = batch.map { _ in .failure(failure) }
         }
         if let next = pipelineQueue.withLock({ $0.batchDone() }) { next[0].waiter?.resume(returning: .send(next)) }
         let heldBack = outcomes.indices.map { batch.count > 1 && $0 < batch.count - 1 && Self.gaveUpOnLock(outcomes[$0]) }

@@ -54,7 +54,9 @@ public final class Database: Sendable {
         self.logger = logger
         self.metrics = PostgresMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.pool = Locked(PoolState())
-        self.pipelineQueue = Locked(PipelineQueue(lanes: Self.pipelineLanes(maximumConnections), maximumBatch: 64))
+        // One lane per connection: a statement waits for a batch only where it would otherwise
+        // wait for a connection.
+        self.pipelineQueue = Locked(PipelineQueue(lanes: maximumConnections, maximumBatch: 64))
     }
 
     /// Runs `body` with a connection of its own, returned to the pool afterwards.
