@@ -169,7 +169,7 @@ struct Cases {
     /// Durable sets per second through a handle (set, then save) against a raw UPDATE loop.
     func writeThrough() async throws -> BenchResult {
         let raw = try RawPostgres(environment.conninfo)
-        try raw.prepare("update", "UPDATE bench_rows SET name = $1, version = version + 1 WHERE id = $2")
+        try raw.prepare("update", "UPDATE bench_rows SET name = $1 WHERE id = $2")
         let repository = LiveRepository(environment.database)
         defer { repository.close() }
         let handle = try await repository.read(BenchRow.self, id: 3)

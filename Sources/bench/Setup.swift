@@ -39,7 +39,7 @@ struct BenchEnvironment {
         try await database.withConnection { connection in
             try await connection.execute(script: """
                 DROP TABLE IF EXISTS bench_rows;
-                CREATE TABLE bench_rows (id bigint PRIMARY KEY, name text NOT NULL, n bigint NOT NULL, version bigint NOT NULL DEFAULT 1);
+                CREATE TABLE bench_rows (id bigint PRIMARY KEY, name text NOT NULL, n bigint NOT NULL);
                 INSERT INTO bench_rows (id, name, n) SELECT i, 'row ' || i, 0 FROM generate_series(1, \(rows)) AS i;
                 SELECT live.enable_change_notifications('bench_rows');
                 """)

@@ -34,7 +34,7 @@ do {
         results.append(BenchResult(name: "UPDATE -> NOTIFY (raw)", unit: "us", library: triggerPath.p50, libraryP99: triggerPath.p99,
                                    baseline: propagation.baseline, baselineP99: propagation.baselineP99,
                                    ratio: triggerPath.p50 / propagation.baseline, target: "(informative)", met: true,
-                                   note: "a raw listener's wake-up for the same UPDATE through the version and notify triggers"))
+                                   note: "a raw listener's wake-up for the same UPDATE through the announcement triggers"))
     }
     if runs("fan-out") { log("fan-out…"); results += try await cases.fanOut(maximum: maximumHandles) }
     if runs("live-query") { log("live query…"); results.append(try await cases.liveQuery()) }
@@ -42,7 +42,7 @@ do {
     if runs("write-through") { log("write-through…"); results.append(try await cases.writeThrough()) }
     if runs("writers") { log("concurrent writers…"); results.append(try await cases.concurrentWriters(writers: option("--writers", default: 8))) }
     if runs("bulk") { log("bulk update under a live query…"); results.append(try await cases.bulkUnderLiveQuery()) }
-    if runs("triggers") { log("trigger overhead…"); results += try await cases.triggerOverhead() }
+    if runs("triggers") { log("trigger overhead…"); results.append(try await cases.triggerOverhead()) }
     try await environment.tearDown()
     print(json ? try Report.json(results, machine: Report.machine) : Report.table(results, machine: Report.machine))
 } catch {

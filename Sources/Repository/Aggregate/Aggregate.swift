@@ -3,7 +3,7 @@
 ///
 /// The repository reads the root row and its children together and writes back only what
 /// changed: a root column, one child's column, or — for appending, removing and reordering
-/// children — the child rows plus the root's version, in one transaction.
+/// children — the child rows plus a write of the root row (a new version), in one transaction.
 ///
 /// ```swift
 /// struct Person: Aggregate {
@@ -21,7 +21,7 @@
 ///
 /// The child table holds the root's id in ``parentColumn`` (a foreign key, ideally with
 /// `ON DELETE CASCADE`) and each child's index in ``positionColumn``. Both tables need an `id`
-/// key, a `version bigint` column and `live.enable_change_notifications`. Children get their
+/// key and `live.enable_change_notifications`; rows are versioned by `xmin`. Children get their
 /// ids from the client (use UUIDs), so a child appended locally can be followed by id at once.
 public protocol Aggregate: Identifiable, Equatable, Sendable where ID == Root.ID, Root.ID: Comparable {
     /// The root row's record type.

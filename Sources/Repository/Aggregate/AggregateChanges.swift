@@ -11,7 +11,8 @@ struct AggregateChanges<A: Aggregate> {
     /// Children that stayed but whose position changed.
     var moved: [(id: A.Child.ID, position: Int)] = []
 
-    /// Appending, removing or reordering children: written with a bump of the root's version.
+    /// Appending, removing or reordering children: written with a write of the root row, which
+    /// gives it a new version.
     var isStructural: Bool { !inserted.isEmpty || !removed.isEmpty || !moved.isEmpty }
     var isEmpty: Bool { rootProperties.isEmpty && updated.isEmpty && !isStructural }
 

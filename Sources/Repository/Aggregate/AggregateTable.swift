@@ -36,7 +36,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
 
     private func childrenSelect(_ ids: [A.ID]) -> (String, [SQLValue]) {
         child.reads?.withLock { $0.queries += 1 }
-        return ("SELECT * FROM \(child.quoted) WHERE \(parent) = ANY($1) ORDER BY \(parent), \(position)", [ids.sqlValue])
+        return ("SELECT *, \(RowVersion.selected) FROM \(child.quoted) WHERE \(parent) = ANY($1) ORDER BY \(parent), \(position)", [ids.sqlValue])
     }
 
     private func assemble(_ roots: [(record: A.Root, version: Int64)], _ rows: QueryResult) throws -> [Committed<AggregateContent<A>>] {
@@ -60,7 +60,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
     /// - Throws: ``VersionConflict`` when the root or an edited child moved on.
     func write(_ changes: AggregateChanges<A>, of edited: A, base: Committed<AggregateContent<A>>, on connection: Connection) async throws {
         if !changes.rootProperties.isEmpty || changes.isStructural {
-            // A structural change bumps the root's version, so concurrent structural edits conflict.
+            // A structural change writes the root row too (a new xmin), so concurrent structural edits conflict.
             let (sql, parameters) = try root.updateStatement(edited.root, properties: changes.rootProperties, expectedVersion: base.version.root)
             guard try await connection.query(sql, values: parameters).count == 1 else { throw VersionConflict() }
         }

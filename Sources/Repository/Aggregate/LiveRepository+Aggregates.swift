@@ -8,7 +8,7 @@ extension LiveRepository {
     /// ```swift
     /// let person = try await repository.read(Person.self, id: 42)
     /// person[\.addresses][0][\.street].value = "1 Main St"   // updates that one address row
-    /// person[\.addresses].value.append(Address(street: "2 Side St"))  // inserts it, bumps the person's version
+    /// person[\.addresses].value.append(Address(street: "2 Side St"))  // inserts it, writes a new version of the person row
     /// ```
     /// - Throws: ``LiveRecordError/notFound(table:key:)`` when there is no such root row.
     public func read<A: Aggregate>(_ type: A.Type = A.self, id: A.ID) async throws -> Var<A> {
@@ -65,7 +65,7 @@ extension LiveRepository {
     }
 
     /// The live aggregates that announcements of child rows make stale: a known child
-    /// announced at a newer version or deleted, and the owners of children nobody here knew,
+    /// announced at another version or deleted, and the owners of children nobody here knew,
     /// looked up through `query`.
     func staleAggregates(forChildChanges changes: [Change], using query: FeedQuery) -> [any AnyLiveStore] {
         let routes = childRoutes.withLock { $0 }

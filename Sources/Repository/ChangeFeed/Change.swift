@@ -22,7 +22,8 @@ public struct Change: Sendable, Hashable, Decodable {
     public let operation: Operation
     /// The row's key.
     public let key: ChangeKey
-    /// The row's version after the change (before it, for a delete; 0 for a truncate).
+    /// The row's version after the change: since migration 0005 the id of the transaction that
+    /// made it (the row's `xmin`; a delete's too; 0 for a truncate). Compare for equality only.
     public let version: Int64
     /// When the statement that made the change ran, as the server's clock says (announcements
     /// since migration 0004 carry it); for measuring how long changes take to arrive.
@@ -91,7 +92,7 @@ public enum ChangeFeedEvent: Sendable, Hashable {
     /// The listening connection was lost or could not be opened; the feed keeps retrying.
     case disconnected(PostgresError)
     /// Changes drained in one go, one per (table, key): the last announced operation, with the
-    /// highest version announced.
+    /// last version announced.
     case changes([Change])
     /// A notification on the channel that is not a valid change announcement (malformed,
     /// forged, or from an unknown sender). Nothing was done with it.

@@ -2,10 +2,11 @@ import Foundation
 
 /// Turns notification payloads into changes, keeping the latest per (table, key).
 ///
-/// Two payload shapes are understood: one row (`{"table", "op", "key", "version"}`, sent by the
-/// per-row triggers of migration 0001) and one statement (`{"table", "op", "keys", "versions"}`,
-/// perhaps with `"more": true` when the statement's next part follows; `{"table", "op":
-/// "truncate"}`), sent since migration 0004.
+/// Three payload shapes are understood: one row (`{"table", "op", "key", "version"}`, sent by
+/// the per-row triggers of migration 0001, and for a changed key since 0005); one statement
+/// (`{"table", "op", "keys", "version"}` since migration 0005, every key at the writing
+/// transaction's version; `{"table", "op", "keys", "versions"}` from 0004), perhaps with
+/// `"more": true` when the statement's next part follows; and `{"table", "op": "truncate"}`.
 struct ChangeBatch {
     private(set) var changes: [Change] = []
     private(set) var ignored: [(payload: String, reason: String)] = []
@@ -90,13 +91,14 @@ struct Announcement: Decodable {
             guard key == nil, version == nil, keys == nil, versions == nil else { throw Invalid(reason: "a truncate names no rows") }
             return
         }
-        if let key, let version {
-            guard keys == nil, versions == nil, version >= 0 else { throw Invalid(reason: "negative version, or both key and keys") }
-            _ = key
+        if let version {
+            guard (key == nil) != (keys == nil), versions == nil, keys?.isEmpty != true, version >= 0 else {
+                throw Invalid(reason: "negative version, or a version with both key and keys, or neither")
+            }
             return
         }
-        guard let keys, let versions, keys.count == versions.count, !keys.isEmpty else {
-            throw Invalid(reason: "needs key and version, or keys and versions of the same length")
+        guard key == nil, let keys, let versions, keys.count == versions.count, !keys.isEmpty else {
+            throw Invalid(reason: "needs key and version, keys and a version, or keys and versions of the same length")
         }
         guard versions.allSatisfy({ $0 >= 0 }) else { throw Invalid(reason: "negative version") }
     }
@@ -105,6 +107,7 @@ struct Announcement: Decodable {
         let madeAt = at.map { Date(timeIntervalSince1970: Double($0) / 1_000_000) }
         if op == .truncate { return [Change(table: table, operation: .truncate, key: .text(""), version: 0, madeAt: madeAt)] }
         if let key, let version { return [Change(table: table, operation: op, key: key, version: version, madeAt: madeAt)] }
+        if let version { return (keys ?? []).map { Change(table: table, operation: op, key: $0, version: version, madeAt: madeAt) } }
         return zip(keys ?? [], versions ?? []).map { Change(table: table, operation: op, key: $0, version: $1, madeAt: madeAt) }
     }
 

@@ -10,8 +10,8 @@ protocol AnyLiveStore: AnyObject, Sendable {
     /// Where the identity map keeps it.
     var storeKey: LiveRepository.StoreKey { get }
     /// Whether this announcement of the store's own row (an aggregate's root) means it must be
-    /// read: anything but an update to the version it holds, or to the version its write under
-    /// way will produce (held until that write settles; see ``SyncState/announced(_:version:)``).
+    /// read: anything but an update to the version it holds, or an update while its write is
+    /// under way (held until that write settles; see ``SyncState/announced(_:version:)``).
     func isStale(after change: Change) -> Bool
     /// For an aggregate: whether this announcement of a child row it holds may change it; nil
     /// when the row is not one of its children.

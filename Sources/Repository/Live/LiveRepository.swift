@@ -14,7 +14,7 @@ public import Logging
 ///
 /// - One live store per (table, key): reading the same row twice gives handles that share
 ///   their value, their writes and their re-reads.
-/// - Writes send only the columns this process edited, `WHERE id = $1 AND version = $2`. When
+/// - Writes send only the columns this process edited, `WHERE id = $1 AND xmin = $2`. When
 ///   another writer got there first, the row is re-read and the edited columns are written
 ///   again on top of it; a column both changed (to different values) follows the
 ///   ``ConflictPolicy`` and is reported.

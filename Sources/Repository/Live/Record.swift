@@ -1,12 +1,13 @@
 import Foundation
 
-/// A struct stored as a row of a table with an `id` key and a `version bigint` column.
+/// A struct stored as a row of a table with an `id` key.
 ///
-/// Properties map to columns (snake_case by default). The struct need not declare `version`:
-/// the live repository keeps it beside the value for optimistic concurrency. A `version`
+/// Properties map to columns (snake_case by default). The live repository keeps the row's
+/// version beside the value for optimistic concurrency: PostgreSQL's `xmin`, the id of the
+/// transaction that last wrote the row, so the table needs no version column. A `version`
 /// property, if declared, is read like any column and never written; neither is `id`. Install
 /// `live.enable_change_notifications('table')` (see the project's migrations) so that every
-/// writer bumps `version` and announces changes.
+/// writer announces its changes.
 ///
 /// ```swift
 /// struct Person: Record {
@@ -40,7 +41,8 @@ struct RecordColumns<R: Record> {
         }
     }
 
-    /// Columns a write never sets: the key, and the version the write is conditioned on.
+    /// Columns a write never sets: the key, and a `version` column (which writes before
+    /// migration 0005 were conditioned on).
     static var managedColumns: Set<String> { ["id", "version"] }
 
     /// The properties whose values differ from `other`'s.

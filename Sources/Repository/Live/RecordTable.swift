@@ -17,8 +17,8 @@ struct RecordTable<R: Record>: Sendable {
         self.reads = reads
         qualifiedName = schema + "." + name
         quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
-        selectOne = "SELECT * FROM \(quoted) WHERE id = $1"
-        selectMany = "SELECT * FROM \(quoted) WHERE id = ANY($1)"
+        selectOne = "SELECT *, \(RowVersion.selected) FROM \(quoted) WHERE id = $1"
+        selectMany = "SELECT *, \(RowVersion.selected) FROM \(quoted) WHERE id = ANY($1)"
     }
 
     /// Resolves `R.tableName` (`people`, `crm.people`, `"odd.name"`) through the server's search path.
@@ -56,7 +56,7 @@ struct RecordTable<R: Record>: Sendable {
     }
 
     /// Writes `properties` of `value` if the row is still at `version`; nil if it is not
-    /// (or is gone). The version goes up by one (the trigger, where installed, agrees).
+    /// (or is gone). The row then has a new version: the writing transaction's.
     /// Writes of many live values at once go out together (see ``Database/pipelined(_:_:)``).
     func update(_ value: R, properties: Set<String>, expectedVersion version: Int64) async throws -> (record: R, version: Int64)? {
         let (sql, parameters) = try updateStatement(value, properties: properties, expectedVersion: version)
@@ -64,17 +64,25 @@ struct RecordTable<R: Record>: Sendable {
     }
 
     /// The conditional `UPDATE … RETURNING *` behind ``update(_:properties:expectedVersion:)``.
+    /// With no properties it sets a column to itself: the row gets a new version all the same.
     func updateStatement(_ value: R, properties: Set<String>, expectedVersion version: Int64) throws -> (String, [SQLValue]) {
-        let columns = try RecordColumns(value).values.filter { properties.contains($0.property) }
-        let assignments = columns.enumerated().map { "\(SQLIdentifier.quoted($1.column)) = $\($0 + 3)" }
-        let sql = "UPDATE \(quoted) SET \((assignments + ["version = version + 1"]).joined(separator: ", ")) WHERE id = $1 AND version = $2 RETURNING *"
+        let all = try RecordColumns(value).values
+        let columns = all.filter { properties.contains($0.property) }
+        var assignments = columns.enumerated().map { "\(SQLIdentifier.quoted($1.column)) = $\($0 + 3)" }
+        if assignments.isEmpty {
+            // Not the key, which may be an identity column that only DEFAULT may be assigned to.
+            let column = SQLIdentifier.quoted(all.first { !RecordColumns<R>.managedColumns.contains($0.column) }?.column ?? "id")
+            assignments = ["\(column) = \(column)"]
+        }
+        let sql = "UPDATE \(quoted) SET \(assignments.joined(separator: ", ")) "
+            + "WHERE id = $1 AND \(RowVersion.isAt(parameter: 2)) RETURNING *, \(RowVersion.selected)"
         return (sql, [value.id.sqlValue, .text(String(version))] + columns.map(\.value))
     }
 
     /// Every row as a record and its version; the columns are looked up once for all rows.
     static func decode(_ result: QueryResult) throws -> [(record: R, version: Int64)] {
         guard !result.isEmpty else { return [] }
-        let version = try result.columnIndex("version", decoding: Int64.self)
+        let version = try result.columnIndex(RowVersion.column, decoding: Int64.self)
         return try zip(result.decode(R.self, columns: R.columnNaming), result).map { record, row in
             (record, try result.cell(row: row.index, column: version).decodeInteger(Int64.self))
         }
@@ -92,7 +100,7 @@ extension RecordTable: LiveTable {
         try fetch(ids, using: query).map { ($0.record.id, Committed(value: $0.record, version: $0.version)) }
     }
 
-    /// One `UPDATE … SET <the written fields> WHERE id = $1 AND version = $2 RETURNING *`.
+    /// One `UPDATE … SET <the written fields> WHERE id = $1 AND xmin = $2 RETURNING *`.
     func write(_ write: SyncState<RecordContent<R>>.Write, id: R.ID) async throws -> WriteOutcome<RecordContent<R>> {
         guard !write.fields.isEmpty else { return .unchanged }
         guard let row = try await update(write.snapshot, properties: write.fields, expectedVersion: write.base.version) else {

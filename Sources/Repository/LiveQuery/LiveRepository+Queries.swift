@@ -89,8 +89,8 @@ extension LiveRepository {
     func matchingIDs<ID: Decodable & SQLValueConvertible>(_: ID.Type, from quotedTable: String, _ predicate: QueryPredicate) -> @Sendable ([ID]?) async throws -> [ID] {
         { [database, reads] ids in
             var matching: [ID] = []
-            for (sql, values) in predicate.selectRows(from: quotedTable, among: ids) {
-                let rows = try await database.query(sql.replacingOccurrences(of: "SELECT *,", with: "SELECT id,"), values)
+            for (sql, values) in predicate.selectRows("id", from: quotedTable, among: ids) {
+                let rows = try await database.query(sql, values)
                 reads.withLock { $0.queries += 1; $0.rows += rows.count }
                 for row in rows where try row.decode(Bool.self, column: QueryPredicate.matchesColumn) {
                     matching.append(try row.decode(ID.self, column: "id"))

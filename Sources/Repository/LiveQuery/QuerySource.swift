@@ -52,20 +52,20 @@ struct QueryPredicate: Sendable {
     /// The column saying whether a row matches.
     static let matchesColumn = "live_query_matches_"
 
-    /// The statements reading the rows with these ids, each with a column saying whether it
-    /// matches (at most 1,000 ids a statement); with nil, the one statement reading every
-    /// matching row.
-    func selectRows(from quotedTable: String, among ids: [some SQLValueConvertible]?) -> [(String, [SQLValue])] {
-        let matches = "\(condition.map { "(\($0)) IS TRUE" } ?? "true") AS \(Self.matchesColumn)"
+    /// The statements reading `columns` (by default the whole row and its version) of the rows
+    /// with these ids, each with a column saying whether it matches (at most 1,000 ids a
+    /// statement); with nil, the one statement reading every matching row.
+    func selectRows(_ columns: String = "*, \(RowVersion.selected)", from quotedTable: String, among ids: [some SQLValueConvertible]?) -> [(String, [SQLValue])] {
+        let selectList = "\(columns), \(condition.map { "(\($0)) IS TRUE" } ?? "true") AS \(Self.matchesColumn)"
         guard let ids else {
-            return [("SELECT *, \(matches) FROM \(quotedTable)\(condition.map { " WHERE (\($0))" } ?? "")", parameters)]
+            return [("SELECT \(selectList) FROM \(quotedTable)\(condition.map { " WHERE (\($0))" } ?? "")", parameters)]
         }
         let key = "$\(parameters.count + 1)"
         return stride(from: 0, to: ids.count, by: 1000).map { start in
             let chunk = Array(ids[start..<min(start + 1000, ids.count)])
             return chunk.count == 1
-                ? ("SELECT *, \(matches) FROM \(quotedTable) WHERE id = \(key)", parameters + [chunk[0].sqlValue])
-                : ("SELECT *, \(matches) FROM \(quotedTable) WHERE id = ANY(\(key))", parameters + [chunk.sqlValue])
+                ? ("SELECT \(selectList) FROM \(quotedTable) WHERE id = \(key)", parameters + [chunk[0].sqlValue])
+                : ("SELECT \(selectList) FROM \(quotedTable) WHERE id = ANY(\(key))", parameters + [chunk.sqlValue])
         }
     }
 }

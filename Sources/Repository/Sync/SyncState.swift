@@ -120,9 +120,9 @@ struct SyncState<Content: SyncContent> {
             var effects = sync.settleWrite()
             guard sequence > sync.appliedSequence else { return effects + sync.rebase() }
             // A read that started after the write was sent, already applied, may show a later
-            // commit than the write's result does: which is newer is not known (versions do not
-            // tell: a row deleted and inserted again counts from 1), so read again — unless the
-            // read showed just what the result shows.
+            // commit than the write's result does: which is newer is not known (versions are
+            // transaction ids, which do not tell), so read again — unless the read showed just
+            // what the result shows.
             let sameAsRead = sync.lifecycle == .live
                 && row.map { $0.version == sync.committed.version && !Content.differs($0.value, sync.committed.value) } ?? false
             effects.reread = isWriteResult && sync.appliedSequence > write.sentAfter && !sameAsRead

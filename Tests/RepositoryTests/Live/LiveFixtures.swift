@@ -8,13 +8,14 @@ struct Contact: Record, Equatable {
     var email: String?
 }
 
-/// A database with the change-notification helper and a `contacts` table using it.
+/// A database with the change-notification helper and a `contacts` table using it (with no
+/// `version` column: rows are versioned by PostgreSQL's `xmin`).
 func makeContactsDatabase() async throws -> Database {
     let database = try await TestServer.makeDatabase()
     try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
     try await database.withConnection { connection in
         try await connection.execute(script: """
-            CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, email text UNIQUE, version bigint NOT NULL DEFAULT 1);
+            CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, email text UNIQUE);
             SELECT live.enable_change_notifications('contacts');
             """)
     }

@@ -26,7 +26,7 @@ struct DatabaseExecutorTests {
             }
         }
         #expect(names == Array(repeating: "Augusta", count: 20))
-        let row = try await database.query("SELECT email, version FROM contacts WHERE id = 1")[0]
+        let row = try await database.query("SELECT email FROM contacts WHERE id = 1")[0]
         #expect(try row.decode(String.self, at: 0) == "a@example.com")
     }
 

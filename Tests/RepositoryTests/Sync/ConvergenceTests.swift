@@ -33,7 +33,8 @@ struct ConvergenceTests {
     }
 
     /// The test schema: rows with a shared column and one column per worker, under change
-    /// notifications; an audit of every committed update (who, old and new values); a phase.
+    /// notifications (versioned by `xmin`: no version column); an audit of every committed
+    /// update (the writing transaction, who, old and new values); a phase.
     func makeDatabase() async throws -> Database {
         let database = try await TestServer.makeDatabase()
         try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
@@ -41,7 +42,7 @@ struct ConvergenceTests {
             try await connection.execute(script: """
                 CREATE TABLE sync_rows (id bigint PRIMARY KEY, shared bigint NOT NULL DEFAULT 0,
                     w0 bigint NOT NULL DEFAULT 0, w1 bigint NOT NULL DEFAULT 0, w2 bigint NOT NULL DEFAULT 0,
-                    w3 bigint NOT NULL DEFAULT 0, version bigint NOT NULL DEFAULT 1);
+                    w3 bigint NOT NULL DEFAULT 0);
                 SELECT live.enable_change_notifications('sync_rows');
                 INSERT INTO sync_rows (id) SELECT generate_series(1, \(Self.rows));
                 CREATE TABLE sync_audit (n bigserial PRIMARY KEY, row_id bigint, version bigint, writer text,
@@ -49,7 +50,7 @@ struct ConvergenceTests {
                 CREATE FUNCTION sync_audit() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN
                     INSERT INTO sync_audit (row_id, version, writer, old_shared, new_shared, old_w, new_w)
-                    VALUES (NEW.id, NEW.version, current_setting('application_name'), OLD.shared, NEW.shared,
+                    VALUES (NEW.id, pg_current_xact_id()::xid::text::bigint, current_setting('application_name'), OLD.shared, NEW.shared,
                             ARRAY[OLD.w0, OLD.w1, OLD.w2, OLD.w3], ARRAY[NEW.w0, NEW.w1, NEW.w2, NEW.w3]);
                     RETURN NULL;
                 END $$;

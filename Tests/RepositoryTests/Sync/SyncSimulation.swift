@@ -59,6 +59,8 @@ struct SyncSimulation {
     // The database.
     private(set) var row: TwoColumns?
     private var version: Int64 = 1
+    /// Transactions committed so far, for the next version.
+    private var transactions: Int64 = 1
     private var clock = 0
     /// Every committed value of a column: who wrote it, when.
     private(set) var commits: [(field: String, value: Int, ours: Bool, time: Int)] = [("a", 0, false, 0), ("b", 0, false, 0)]
@@ -107,11 +109,11 @@ struct SyncSimulation {
         case .delete:
             guard row != nil else { return }
             row = nil
-            announcements.append((.delete, version))
+            announcements.append((.delete, newTransaction()))
         case .insert:
             guard row == nil else { return }
             row = TwoColumns(a: value, b: value)
-            version = 1  // a new row starts again
+            version = newTransaction()
             commits += ["a", "b"].map { ($0, value, false, clock) }
             announcements.append((.insert, version))
         case .announce:
@@ -157,9 +159,16 @@ struct SyncSimulation {
 
     private mutating func commit(_ new: TwoColumns, fields: Set<String>, ours: Bool) {
         row = new
-        version += 1
+        version = newTransaction()
         commits += fields.map { ($0, new[$0], ours, clock) }
         announcements.append((.update, version))
+    }
+
+    /// A version as PostgreSQL gives them (the writing transaction's id, `xmin`): new for every
+    /// commit, and in no particular order, so that the state machine cannot rely on one.
+    private mutating func newTransaction() -> Int64 {
+        transactions += 1
+        return (transactions &* 0x9E37_79B1) & 0xFFFF_FFFF  // a bijection on 32 bits: never repeats
     }
 
     private mutating func startRead(forConflict: Bool = false) {

@@ -15,27 +15,42 @@ struct SyncStateExampleTests {
         return state
     }
 
-    @Test("the announcement of the version our write will produce is not read; its result settles it")
+    /// A version as the database gives them: a transaction id, unrelated to the one before.
+    static let ours: Int64 = 7_301
+
+    @Test("an update announced while our write is under way is not read; the write's result at that version settles it")
     func heldThenWritten() {
         var state = writing()
-        let held = !state.announced(.update, version: 2)
+        let held = !state.announced(.update, version: Self.ours)
         #expect(held)
-        let effects = state.writeSucceeded(Committed(value: TwoColumns(a: 1, b: 0), version: 2), sequence: 2, isWriteResult: true)
+        let effects = state.writeSucceeded(Committed(value: TwoColumns(a: 1, b: 0), version: Self.ours), sequence: 2, isWriteResult: true)
         #expect(!effects.reread)
-        #expect(state.committed.version == 2)
+        #expect(state.committed.version == Self.ours)
     }
 
-    @Test("another version, a delete or an insert is read at once, write or not")
+    @Test("an update announced after our write's own, while it is under way, is read once the write settles")
+    func laterAnnouncementIsRead() {
+        var state = writing()
+        let held = [!state.announced(.update, version: Self.ours), !state.announced(.update, version: 12)]
+        #expect(held == [true, true])
+        let effects = state.writeSucceeded(Committed(value: TwoColumns(a: 1, b: 0), version: Self.ours), sequence: 2, isWriteResult: true)
+        #expect(effects.reread)
+    }
+
+    @Test("a delete or an insert is read at once, write or not; an update is, with no write under way")
     func otherAnnouncementsAreRead() {
         var state = writing()
-        let read = [state.announced(.update, version: 3), state.announced(.delete, version: 2), state.announced(.insert, version: 2)]
-        #expect(read == [true, true, true])
+        let read = [state.announced(.delete, version: 2), state.announced(.insert, version: 2)]
+        #expect(read == [true, true])
+        var idle = State(table: "t", key: "1", policy: .databaseWins, committed: Committed(value: TwoColumns(a: 0, b: 0), version: 1), sequence: 1)
+        let idleReads = [idle.announced(.update, version: 3), idle.announced(.update, version: 1)]
+        #expect(idleReads == [true, false])
     }
 
     @Test("a held announcement is read once the write fails: it was another writer's")
     func heldThenFailed() {
         var state = writing()
-        let held = !state.announced(.update, version: 2)
+        let held = !state.announced(.update, version: Self.ours)
         #expect(held)
         let effects = state.writeFailed(.writeFailed(table: "t", key: "1", PostgresError(.connectionLost, "connection lost")))
         #expect(effects.reread)

@@ -1,0 +1,176 @@
+-- Row versions from PostgreSQL's own `xmin`: no version trigger, no `version` column needed.
+--
+-- Every row version already carries the id of the transaction that wrote it (`xmin`), and every
+-- write, by anyone, gives the row a new one. Live handles now read it as the row's version and
+-- write `… WHERE id = $1 AND xmin = $2`, so the BEFORE UPDATE row trigger that bumped `version`
+-- (one PL/pgSQL call per updated row) goes, and so does the need for a `version` column.
+-- Tables keep theirs, if they have one; nothing maintains it any more.
+--
+-- Announcements name the writing transaction once per notification instead of a version per
+-- key — {"table": …, "op": …, "version": <xid>, "at": …, "keys": […]} — and an UPDATE no
+-- longer captures the rows as they were: a changed key (rare) is announced as a delete of the
+-- old key by a row trigger that fires only for statements that assign the key column.
+--
+-- Upgrade order: run processes of this version first (they work with 0004's announcements,
+-- reading a little more), then apply this migration. Processes of older versions read `version`
+-- and would no longer see other writers' changes in their conflict check.
+
+-- migrate:up
+CREATE OR REPLACE FUNCTION live.announce_statement() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    head text := '{"table":' || to_json(TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME)::text
+        || ',"op":"' || lower(TG_OP) || '","version":' || pg_current_xact_id()::xid::text
+        || ',"at":' || ((extract(epoch FROM clock_timestamp()) * 1000000)::bigint)::text || ',"keys":[';
+    keys text[];
+    longest integer;
+    per integer;  -- keys per notification
+    parts integer;
+BEGIN
+    SELECT array_agg(key), max(octet_length(key)) INTO keys, longest
+    FROM (SELECT to_json(id)::text AS key FROM live_rows_after) changed;
+    IF keys IS NULL THEN
+        RETURN NULL;  -- no row changed
+    END IF;
+    -- At most ~7,000 bytes of keys per notification, under PostgreSQL's 8,000-byte limit; all
+    -- parts but the last say "more", so that listeners take one statement as one batch.
+    per := greatest(1, 7000 / (longest + 1));
+    parts := (cardinality(keys) + per - 1) / per;
+    FOR part IN 0..parts - 1 LOOP
+        PERFORM pg_notify('live_changes', head || array_to_string(keys[part * per + 1 : part * per + per], ',') || ']'
+            || CASE WHEN part < parts - 1 THEN ',"more":true' ELSE '' END || '}');
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION live.announce_key_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('live_changes', '{"table":' || to_json(TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME)::text
+        || ',"op":"delete","version":' || pg_current_xact_id()::xid::text || ',"key":' || to_json(OLD.id)::text || '}');
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION live.enable_change_notifications(target regclass) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('DROP TRIGGER IF EXISTS live_bump_version ON %s', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_notify_change ON %s', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_insert ON %s', target);
+    EXECUTE format('CREATE TRIGGER live_announce_insert AFTER INSERT ON %s
+                    REFERENCING NEW TABLE AS live_rows_after
+                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_update ON %s', target);
+    EXECUTE format('CREATE TRIGGER live_announce_update AFTER UPDATE ON %s
+                    REFERENCING NEW TABLE AS live_rows_after
+                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_key_change ON %s', target);
+    EXECUTE format('CREATE TRIGGER live_announce_key_change AFTER UPDATE OF id ON %s
+                    FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id) EXECUTE FUNCTION live.announce_key_change()', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_delete ON %s', target);
+    EXECUTE format('CREATE TRIGGER live_announce_delete AFTER DELETE ON %s
+                    REFERENCING OLD TABLE AS live_rows_after
+                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_truncate ON %s', target);
+    EXECUTE format('CREATE TRIGGER live_announce_truncate AFTER TRUNCATE ON %s
+                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_truncate()', target);
+END
+$$;
+
+SELECT live.enable_change_notifications(tgrelid::regclass) FROM pg_trigger WHERE tgname = 'live_announce_update';
+
+-- migrate:down
+-- Back to 0004: a version trigger and per-key versions. Every announced table needs its
+-- `version bigint` column again; one without it stops the rollback, naming the table.
+DO $$
+DECLARE
+    target regclass;
+BEGIN
+    FOR target IN SELECT tgrelid::regclass FROM pg_trigger WHERE tgname = 'live_announce_update' LOOP
+        IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = target AND attname = 'version' AND NOT attisdropped) THEN
+            RAISE EXCEPTION 'table % has no version column: add "version bigint NOT NULL DEFAULT 1" before rolling back', target;
+        END IF;
+        EXECUTE format('DROP TRIGGER IF EXISTS live_announce_key_change ON %s', target);
+    END LOOP;
+END
+$$;
+DROP FUNCTION live.announce_key_change();
+
+CREATE OR REPLACE FUNCTION live.announce_statement() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    target text := to_json(TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME)::text;
+    at text := ((extract(epoch FROM clock_timestamp()) * 1000000)::bigint)::text;
+    ops text[];
+    keys text[];
+    versions text[];
+    per integer;  -- changed rows per notification
+    chunk record;
+    payload text;
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        SELECT array_agg(op), array_agg(key), array_agg(version), greatest(1, 7000 / (max(length(key)) + max(length(version)) + 2))
+        INTO ops, keys, versions, per FROM (
+            SELECT 'update' AS op, to_json(id)::text AS key, version::text AS version FROM live_rows_after
+            UNION ALL
+            SELECT 'delete', to_json(id)::text, version::text FROM live_rows_before b
+            WHERE NOT EXISTS (SELECT FROM live_rows_after a WHERE a.id = b.id)
+        ) changed;
+    ELSE
+        SELECT array_agg(lower(TG_OP)), array_agg(key), array_agg(version), greatest(1, 7000 / (max(length(key)) + max(length(version)) + 2))
+        INTO ops, keys, versions, per FROM (SELECT to_json(id)::text AS key, version::text AS version FROM live_rows_after) changed;
+    END IF;
+    IF keys IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF cardinality(keys) <= 200 AND ops[1] = ops[cardinality(ops)] THEN
+        payload := '{"table":' || target || ',"op":"' || ops[1] || '","keys":[' || array_to_string(keys, ',')
+            || '],"versions":[' || array_to_string(versions, ',') || '],"at":' || at || '}';
+        IF octet_length(payload) < 8000 THEN
+            PERFORM pg_notify('live_changes', payload);
+            RETURN NULL;
+        END IF;
+    END IF;
+    FOR chunk IN
+        SELECT op, string_agg(key, ',') AS keys, string_agg(version, ',') AS versions,
+               row_number() OVER (ORDER BY op, part) AS position, count(*) OVER () AS parts
+        FROM (SELECT op, key, version, (n - 1) / per AS part
+              FROM unnest(ops, keys, versions) WITH ORDINALITY AS changed(op, key, version, n)) numbered
+        GROUP BY op, part ORDER BY op, part
+    LOOP
+        PERFORM pg_notify('live_changes', '{"table":' || target || ',"op":"' || chunk.op || '","keys":[' || chunk.keys
+            || '],"versions":[' || chunk.versions || '],"at":' || at
+            || CASE WHEN chunk.position < chunk.parts THEN ',"more":true' ELSE '' END || '}');
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION live.enable_change_notifications(target regclass) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('DROP TRIGGER IF EXISTS live_bump_version ON %s', target);
+    EXECUTE format('CREATE TRIGGER live_bump_version BEFORE UPDATE ON %s
+                    FOR EACH ROW EXECUTE FUNCTION live.bump_version()', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_notify_change ON %s', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_insert ON %s', target);
+    EXECUTE format('CREATE TRIGGER live_announce_insert AFTER INSERT ON %s
+                    REFERENCING NEW TABLE AS live_rows_after
+                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_update ON %s', target);
+    EXECUTE format('CREATE TRIGGER live_announce_update AFTER UPDATE ON %s
+                    REFERENCING OLD TABLE AS live_rows_before NEW TABLE AS live_rows_after
+                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_delete ON %s', target);
+    EXECUTE format('CREATE TRIGGER live_announce_delete AFTER DELETE ON %s
+                    REFERENCING OLD TABLE AS live_rows_after
+                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
+    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_truncate ON %s', target);
+    EXECUTE format('CREATE TRIGGER live_announce_truncate AFTER TRUNCATE ON %s
+                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_truncate()', target);
+END
+$$;
+
+SELECT live.enable_change_notifications(tgrelid::regclass) FROM pg_trigger WHERE tgname = 'live_announce_update';
