@@ -7,8 +7,8 @@
 enum RowVersion {
     /// The name reads give it: a column name no property's name maps to.
     static let column = "live.version"
-    /// The select-list item that reads it.
-    static let selected = #"xmin::text::bigint AS "live.version""#
+    /// The select-list item that reads it (an `xid`, which decodes as an integer).
+    static let selected = #"xmin AS "live.version""#
     /// The condition that a write finds the row at the version in parameter `$index`.
     static func isAt(parameter index: Int) -> String { "xmin = $\(index)::xid" }
 }

@@ -65,7 +65,7 @@ struct Cell {
         case (.int2, 2): wide = Int64(try reader.read(Int16.self))
         case (.int4, 4): wide = Int64(try reader.read(Int32.self))
         case (.int8, 8): wide = try reader.read(Int64.self)
-        case (.oid, 4): wide = Int64(try reader.read(UInt32.self))
+        case (.oid, 4), (.xid, 4): wide = Int64(try reader.read(UInt32.self))
         case (.numeric, _):
             guard let value = T(try numericText(T.self)) else { throw error(T.self, .outOfRange) }
             return value

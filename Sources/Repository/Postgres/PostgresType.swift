@@ -24,6 +24,8 @@ public struct PostgresType: RawRepresentable, Sendable, Hashable, CustomStringCo
     public static let text = PostgresType(rawValue: 25)
     /// `oid`
     public static let oid = PostgresType(rawValue: 26)
+    /// `xid`, a 32-bit transaction id (the type of a row's `xmin`); decodes as an integer.
+    public static let xid = PostgresType(rawValue: 28)
     /// `json`
     public static let json = PostgresType(rawValue: 114)
     /// `real`
@@ -51,7 +53,7 @@ public struct PostgresType: RawRepresentable, Sendable, Hashable, CustomStringCo
 
     private static let names: [UInt32: String] = [
         16: "bool", 17: "bytea", 18: "char", 19: "name", 20: "bigint", 21: "smallint", 23: "integer",
-        25: "text", 26: "oid", 114: "json", 700: "real", 701: "double precision", 705: "unknown",
+        25: "text", 26: "oid", 28: "xid", 114: "json", 700: "real", 701: "double precision", 705: "unknown",
         1042: "character", 1043: "character varying", 1082: "date", 1114: "timestamp",
         1184: "timestamptz", 1186: "interval", 1700: "numeric", 2950: "uuid", 3802: "jsonb",
         1000: "bool[]", 1001: "bytea[]", 1005: "smallint[]", 1007: "integer[]", 1009: "text[]",

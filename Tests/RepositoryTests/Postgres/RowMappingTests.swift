@@ -141,6 +141,15 @@ struct RowMappingTests {
         }
     }
 
+    @Test("a transaction id (xid, as a row's xmin) decodes as an integer, the whole 32-bit range")
+    func transactionIDs() async throws {
+        for literal in ["0", "3", "4294967295"] {
+            let row = try await database.query("SELECT $1::text::xid AS x, $1::text::bigint AS n", [literal])[0]
+            #expect(try row.decode(Int64.self, column: "x") == row.decode(Int64.self, column: "n"))
+        }
+        await #expect(throws: ColumnDecodingError.self) { try await database.query("SELECT '4294967295'::xid")[0].decode(Int32.self, at: 0) }
+    }
+
     @Test("column naming: snake_case by default, exact or custom when asked")
     func naming() async throws {
         struct Exact: Decodable, Equatable { var createdAt: Int }
