@@ -7,48 +7,70 @@
 -- Tables keep theirs, if they have one; nothing maintains it any more.
 --
 -- Announcements name the writing transaction once per notification instead of a version per
--- key — {"table": …, "op": …, "version": <xid>, "at": …, "keys": […]} — and an UPDATE no
--- longer captures the rows as they were: a changed key (rare) is announced as a delete of the
--- old key by a row trigger that fires only for statements that assign the key column.
+-- key — {"table": …, "op": …, "version": <xid>, "at": …, "keys": […]}. Only a transaction's
+-- first announcing statement names it: once a second one ran (a trigger updating a row the
+-- first one changed, say), a row's xmin no longer tells which of the transaction's statements
+-- left it as it is, so the later ones say "version": 0 — never a row's version: read it.
+-- An UPDATE compares its rows' keys before and after as arrays, and only when they differ looks
+-- for keys that are gone (announced as deletes, on the table the statement named, partitions
+-- included).
 --
 -- Upgrade order: run processes of this version first (they work with 0004's announcements,
 -- reading a little more), then apply this migration. Processes of older versions read `version`
--- and would no longer see other writers' changes in their conflict check.
+-- and would no longer see other writers' changes in their conflict check. Needs PostgreSQL 13.
 
 -- migrate:up
+-- The notifications announcing `keys` (JSON texts, the longest `longest` bytes), each at most
+-- ~7,000 bytes of keys, under PostgreSQL's 8,000-byte limit; each still to be closed with "}".
+CREATE FUNCTION live.announcement_parts(target text, op text, version text, at text, keys text[], longest integer)
+RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+    per integer := greatest(1, 7000 / (coalesce(longest, 0) + 1));  -- keys per notification
+    parts text[] := '{}';
+BEGIN
+    FOR part IN 0..(coalesce(cardinality(keys), 0) + per - 1) / per - 1 LOOP
+        parts := parts || ('{"table":' || target || ',"op":"' || op || '","version":' || version || ',"at":' || at
+            || ',"keys":[' || array_to_string(keys[part * per + 1 : part * per + per], ',') || ']');
+    END LOOP;
+    RETURN parts;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION live.announce_statement() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
-    head text := '{"table":' || to_json(TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME)::text
-        || ',"op":"' || lower(TG_OP) || '","version":' || pg_current_xact_id()::xid::text
-        || ',"at":' || ((extract(epoch FROM clock_timestamp()) * 1000000)::bigint)::text || ',"keys":[';
+    first boolean := coalesce(current_setting('live.announced', true), '') = '';
+    target text := to_json(TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME)::text;
+    at text := ((extract(epoch FROM clock_timestamp()) * 1000000)::bigint)::text;
+    version text;
     keys text[];
     longest integer;
-    per integer;  -- keys per notification
-    parts integer;
+    gone text[];
+    longestGone integer;
+    payloads text[];
 BEGIN
     SELECT array_agg(key), max(octet_length(key)) INTO keys, longest
     FROM (SELECT to_json(id)::text AS key FROM live_rows_after) changed;
     IF keys IS NULL THEN
         RETURN NULL;  -- no row changed
     END IF;
-    -- At most ~7,000 bytes of keys per notification, under PostgreSQL's 8,000-byte limit; all
-    -- parts but the last say "more", so that listeners take one statement as one batch.
-    per := greatest(1, 7000 / (longest + 1));
-    parts := (cardinality(keys) + per - 1) / per;
-    FOR part IN 0..parts - 1 LOOP
-        PERFORM pg_notify('live_changes', head || array_to_string(keys[part * per + 1 : part * per + per], ',') || ']'
-            || CASE WHEN part < parts - 1 THEN ',"more":true' ELSE '' END || '}');
+    PERFORM set_config('live.announced', 'yes', true);
+    version := CASE WHEN first THEN pg_current_xact_id()::xid::text ELSE '0' END;
+    -- An UPDATE that changed a key: the old one is gone. Rarely so: compare the keys first.
+    -- (Nested, so that only an UPDATE's trigger plans a query naming its OLD TABLE.)
+    IF TG_OP = 'UPDATE' THEN
+        IF (SELECT array_agg(id) FROM live_rows_before) IS DISTINCT FROM (SELECT array_agg(id) FROM live_rows_after) THEN
+            SELECT array_agg(key), max(octet_length(key)) INTO gone, longestGone FROM (
+                SELECT to_json(id)::text AS key FROM live_rows_before b WHERE NOT EXISTS (SELECT FROM live_rows_after a WHERE a.id = b.id)
+            ) removed;
+        END IF;
+    END IF;
+    -- All parts but the last say "more", so that listeners take one statement as one batch.
+    payloads := live.announcement_parts(target, lower(TG_OP), version, at, keys, longest)
+        || live.announcement_parts(target, 'delete', version, at, gone, longestGone);
+    FOR i IN 1..cardinality(payloads) LOOP
+        PERFORM pg_notify('live_changes', payloads[i] || CASE WHEN i < cardinality(payloads) THEN ',"more":true}' ELSE '}' END);
     END LOOP;
-    RETURN NULL;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION live.announce_key_change() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('live_changes', '{"table":' || to_json(TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME)::text
-        || ',"op":"delete","version":' || pg_current_xact_id()::xid::text || ',"key":' || to_json(OLD.id)::text || '}');
     RETURN NULL;
 END
 $$;
@@ -64,11 +86,8 @@ BEGIN
                     FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
     EXECUTE format('DROP TRIGGER IF EXISTS live_announce_update ON %s', target);
     EXECUTE format('CREATE TRIGGER live_announce_update AFTER UPDATE ON %s
-                    REFERENCING NEW TABLE AS live_rows_after
+                    REFERENCING OLD TABLE AS live_rows_before NEW TABLE AS live_rows_after
                     FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
-    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_key_change ON %s', target);
-    EXECUTE format('CREATE TRIGGER live_announce_key_change AFTER UPDATE OF id ON %s
-                    FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id) EXECUTE FUNCTION live.announce_key_change()', target);
     EXECUTE format('DROP TRIGGER IF EXISTS live_announce_delete ON %s', target);
     EXECUTE format('CREATE TRIGGER live_announce_delete AFTER DELETE ON %s
                     REFERENCING OLD TABLE AS live_rows_after
@@ -92,11 +111,10 @@ BEGIN
         IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = target AND attname = 'version' AND NOT attisdropped) THEN
             RAISE EXCEPTION 'table % has no version column: add "version bigint NOT NULL DEFAULT 1" before rolling back', target;
         END IF;
-        EXECUTE format('DROP TRIGGER IF EXISTS live_announce_key_change ON %s', target);
     END LOOP;
 END
 $$;
-DROP FUNCTION live.announce_key_change();
+DROP FUNCTION live.announcement_parts(text, text, text, text, text[], integer);
 
 CREATE OR REPLACE FUNCTION live.announce_statement() RETURNS trigger
 LANGUAGE plpgsql AS $$

@@ -11,10 +11,15 @@ struct RecordTable<R: Record>: Sendable {
     /// The statements that read one row, and many, by key (built once: a read is hot).
     private let selectOne: String
     private let selectMany: String
+    /// A column a write may set to itself to give the row a new version without changing it:
+    /// the first that is neither generated nor an identity column that only DEFAULT may be
+    /// assigned to (nil when there is none).
+    let touchColumn: String?
 
-    init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String) {
+    init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String, touchColumn: String?) {
         self.database = database
         self.reads = reads
+        self.touchColumn = touchColumn
         qualifiedName = schema + "." + name
         quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
         selectOne = "SELECT *, \(RowVersion.selected) FROM \(quoted) WHERE id = $1"
@@ -23,10 +28,13 @@ struct RecordTable<R: Record>: Sendable {
 
     /// Resolves `R.tableName` (`people`, `crm.people`, `"odd.name"`) through the server's search path.
     static func resolve(_ database: Database, reads: Locked<ReadCount>? = nil) async throws -> RecordTable {
-        let row = try await database.query(
-            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass",
-            [R.tableName])[0]
-        return RecordTable(database: database, reads: reads, schema: try row.decode(String.self, at: 0), name: try row.decode(String.self, at: 1))
+        let row = try await database.query("""
+            SELECT n.nspname, c.relname, (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0
+                AND NOT a.attisdropped AND a.attgenerated = '' AND a.attidentity <> 'a' ORDER BY a.attnum LIMIT 1)
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass
+            """, [R.tableName])[0]
+        return RecordTable(database: database, reads: reads, schema: try row.decode(String.self, at: 0), name: try row.decode(String.self, at: 1),
+                           touchColumn: try row.decode(String?.self, at: 2))
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
@@ -64,15 +72,15 @@ struct RecordTable<R: Record>: Sendable {
     }
 
     /// The conditional `UPDATE … RETURNING *` behind ``update(_:properties:expectedVersion:)``.
-    /// With no properties it sets a column to itself: the row gets a new version all the same.
+    /// With no properties it sets ``touchColumn`` to itself: the row gets a new version all the same.
     func updateStatement(_ value: R, properties: Set<String>, expectedVersion version: Int64) throws -> (String, [SQLValue]) {
-        let all = try RecordColumns(value).values
-        let columns = all.filter { properties.contains($0.property) }
+        let columns = try RecordColumns(value).values.filter { properties.contains($0.property) }
         var assignments = columns.enumerated().map { "\(SQLIdentifier.quoted($1.column)) = $\($0 + 3)" }
         if assignments.isEmpty {
-            // Not the key, which may be an identity column that only DEFAULT may be assigned to.
-            let column = SQLIdentifier.quoted(all.first { !RecordColumns<R>.managedColumns.contains($0.column) }?.column ?? "id")
-            assignments = ["\(column) = \(column)"]
+            guard let touchColumn else {
+                throw PostgresError(.invalidStatement, "\(qualifiedName) has no column a write may set to itself (all are generated or identity columns)")
+            }
+            assignments = ["\(SQLIdentifier.quoted(touchColumn)) = \(SQLIdentifier.quoted(touchColumn))"]
         }
         let sql = "UPDATE \(quoted) SET \(assignments.joined(separator: ", ")) "
             + "WHERE id = $1 AND \(RowVersion.isAt(parameter: 2)) RETURNING *, \(RowVersion.selected)"

@@ -3,14 +3,18 @@ extension SyncState {
     /// The row was announced changed (`operation`, to row version `version`): whether it must
     /// be read. An update announced while a write is under way may be that write's own (its
     /// version is not known before it commits): it is not read now; once the write is settled,
-    /// the row is read if the state then held is not at the last version announced meanwhile
-    /// (see ``settlingHeldAnnouncement(_:)``). Announcements arrive in commit order, so that
-    /// one is the newest: if the write's result is at it, nothing committed after the write.
+    /// the row is read unless every update announced meanwhile was to the version the state
+    /// then holds (see ``settlingHeldAnnouncement(_:)``) — the write's own announcement, and
+    /// nothing else.
     mutating func announced(_ operation: Change.Operation, version: Int64) -> Bool {
         guard lifecycle == .live, operation == .update else { return true }
         if Content.rowVersion(committed.version) == version { return false }
         guard inFlight != nil, !inFlightIsAbandoned else { return true }
-        heldAnnouncement = version
+        switch heldAnnouncement {
+        case nil: heldAnnouncement = .version(version)
+        case .version(let held) where held != version: heldAnnouncement = .several
+        case .version, .several: break
+        }
         return false
     }
 
@@ -21,8 +25,16 @@ extension SyncState {
         var effects = transition(&self)
         if inFlight == nil, let held = heldAnnouncement {
             heldAnnouncement = nil
-            if Content.rowVersion(committed.version) != held { effects.reread = true }
+            if held != .version(Content.rowVersion(committed.version)) { effects.reread = true }
         }
         return effects
     }
+}
+
+/// The updates announced while a write was under way, held until it settles.
+enum HeldAnnouncement: Equatable {
+    /// All to this version.
+    case version(Int64)
+    /// To more than one version: whatever the write left, the row is read.
+    case several
 }

@@ -43,9 +43,9 @@ struct SyncState<Content: SyncContent> {
     private(set) var inFlightIsAbandoned = false
     /// A write loop is running (it asks ``nextWrite()`` until that returns nil).
     private(set) var isWriting = false
-    /// An announced update, most likely of the write under way, not read while it is; set
-    /// only by ``announced(_:version:)``.
-    var heldAnnouncement: Int64?
+    /// Updates announced while a write is under way, most likely its own, not read while it
+    /// is; set only by ``announced(_:version:)``.
+    var heldAnnouncement: HeldAnnouncement?
     /// Local edits so far, and how many of them are settled (committed, superseded or failed).
     private(set) var edits: UInt64 = 0
     private(set) var settled: UInt64 = 0

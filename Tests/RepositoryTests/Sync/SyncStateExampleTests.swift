@@ -37,6 +37,15 @@ struct SyncStateExampleTests {
         #expect(effects.reread)
     }
 
+    @Test("updates to two versions announced while our write is under way: read once it settles, even at the last one")
+    func severalAnnouncementsAreRead() {
+        var state = writing()
+        let held = [!state.announced(.update, version: 12), !state.announced(.update, version: Self.ours)]
+        #expect(held == [true, true])
+        let effects = state.writeSucceeded(Committed(value: TwoColumns(a: 1, b: 0), version: Self.ours), sequence: 2, isWriteResult: true)
+        #expect(effects.reread)
+    }
+
     @Test("a delete or an insert is read at once, write or not; an update is, with no write under way")
     func otherAnnouncementsAreRead() {
         var state = writing()
