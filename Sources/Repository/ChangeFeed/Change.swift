@@ -24,8 +24,9 @@ public struct Change: Sendable, Hashable, Decodable {
     public let key: ChangeKey
     /// The row's version after the change: since migration 0005 the id of the transaction that
     /// made it — the row's `xmin`, unless it was written in a subtransaction — for the
-    /// transaction's first announcing statement; 0 (never a row's version) for its later ones,
-    /// and for a truncate. Compare for equality only.
+    /// transaction's first announcing statement; 0 (never a row's version: unknown) for its
+    /// later ones, for a truncate, and for announcements made before migration 0005. Compare
+    /// for equality only.
     public let version: Int64
     /// When the statement that made the change ran, as the server's clock says (announcements
     /// since migration 0004 carry it); for measuring how long changes take to arrive.

@@ -2,11 +2,12 @@ import Foundation
 
 /// Turns notification payloads into changes, keeping the latest per (table, key).
 ///
-/// Three payload shapes are understood: one row (`{"table", "op", "key", "version"}`, sent by
-/// the per-row triggers of migration 0001, and for a changed key since 0005); one statement
-/// (`{"table", "op", "keys", "version"}` since migration 0005, every key at the writing
-/// transaction's version; `{"table", "op", "keys", "versions"}` from 0004), perhaps with
-/// `"more": true` when the statement's next part follows; and `{"table", "op": "truncate"}`.
+/// Three payload shapes are understood: one statement (`{"table", "op", "keys", "version"}`
+/// since migration 0005, every key at the writing transaction's version), perhaps with
+/// `"more": true` when the statement's next part follows; `{"table", "op": "truncate"}`; and,
+/// while a database is upgraded, the shapes of migrations 0001 (`{"table", "op", "key",
+/// "version"}`) and 0004 (`{"table", "op", "keys", "versions"}`). Their versions count a
+/// `version` column, which may equal a row's `xmin` by chance: they are taken as 0, unknown.
 struct ChangeBatch {
     private(set) var changes: [Change] = []
     private(set) var ignored: [(payload: String, reason: String)] = []
@@ -106,9 +107,9 @@ struct Announcement: Decodable {
     var changes: [Change] {
         let madeAt = at.map { Date(timeIntervalSince1970: Double($0) / 1_000_000) }
         if op == .truncate { return [Change(table: table, operation: .truncate, key: .text(""), version: 0, madeAt: madeAt)] }
-        if let key, let version { return [Change(table: table, operation: op, key: key, version: version, madeAt: madeAt)] }
+        if let key { return [Change(table: table, operation: op, key: key, version: 0, madeAt: madeAt)] }
         if let version { return (keys ?? []).map { Change(table: table, operation: op, key: $0, version: version, madeAt: madeAt) } }
-        return zip(keys ?? [], versions ?? []).map { Change(table: table, operation: op, key: $0, version: $1, madeAt: madeAt) }
+        return (keys ?? []).map { Change(table: table, operation: op, key: $0, version: 0, madeAt: madeAt) }
     }
 
     /// The announcement, read without `JSONDecoder` when it has the usual shape.

@@ -1,6 +1,6 @@
 /// A fast reader for the flat JSON objects the change triggers send — string, integer and
 /// boolean members, and arrays of strings and integers:
-/// `{"table":"public.people","op":"update","keys":[41,42],"versions":[7,3]}`. Anything else
+/// `{"table":"public.people","op":"update","version":7301,"keys":[41,42]}`. Anything else
 /// returns nil and goes to `JSONDecoder`.
 enum FlatJSON {
     enum Value: Equatable {

@@ -76,7 +76,8 @@ struct ChangeFeedTests {
         try await database.query("SELECT pg_notify('live_changes', $1)", [#"{"table":"public.people","op":"update","key":7,"version":9,"name":"Eve"}"#])
         #expect(try await eventually { log.ignored.count == 7 && log.changes.count == 1 })
         // A well-formed forgery is only a hint to re-read row 7: the name it carries goes nowhere.
-        #expect(log.changes == [Change(table: "public.people", operation: .update, key: .integer(7), version: 9)])
+        // Its version is of a shape from before migration 0005, which counted a `version` column: unknown.
+        #expect(log.changes == [Change(table: "public.people", operation: .update, key: .integer(7), version: 0)])
         feed.stop()
     }
 
