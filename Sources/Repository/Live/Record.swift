@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Properties map to columns (snake_case by default). The live repository keeps the row's
 /// version beside the value for optimistic concurrency: PostgreSQL's `xmin`, the id of the
-/// transaction that last wrote the row, so the table needs no version column. A `version`
+/// transaction that last wrote the row, so the table needs no version column (and must be a
+/// table, partitioned or not: a view has no `xmin`). A `version`
 /// property, if declared, is read like any column and never written; neither is `id`. Install
 /// `live.enable_change_notifications('table')` (see the project's migrations) so that every
 /// writer announces its changes.
