@@ -15,6 +15,11 @@
 -- for keys that are gone (announced as deletes, on the table the statement named, partitions
 -- included).
 --
+-- A partitioned table's partitions get the triggers too, announcing as the partitioned table:
+-- a statement may name a partition. Run live.enable_change_notifications again on the
+-- partitioned table after adding partitions. (A `RESET ALL` inside a transaction forgets that
+-- it already announced: its next statement names the transaction again.)
+--
 -- Upgrade order: run processes of this version first (they work with 0004's announcements,
 -- reading a little more), then apply this migration. Processes of older versions read `version`
 -- and would no longer see other writers' changes in their conflict check. Needs PostgreSQL 13.
@@ -36,11 +41,16 @@ BEGIN
 END
 $$;
 
+-- The table announcements name: the trigger's argument (a partition's partitioned table), or
+-- the trigger's own table.
+CREATE FUNCTION live.announced_table(argument text, schema name, name name) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT to_json(coalesce(argument, schema || '.' || name))::text $$;
+
 CREATE OR REPLACE FUNCTION live.announce_statement() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
     first boolean := coalesce(current_setting('live.announced', true), '') = '';
-    target text := to_json(TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME)::text;
+    target text := live.announced_table(TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME);
     at text := ((extract(epoch FROM clock_timestamp()) * 1000000)::bigint)::text;
     version text;
     keys text[];
@@ -75,46 +85,79 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION live.enable_change_notifications(target regclass) RETURNS void
+CREATE OR REPLACE FUNCTION live.announce_truncate() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    EXECUTE format('DROP TRIGGER IF EXISTS live_bump_version ON %s', target);
-    EXECUTE format('DROP TRIGGER IF EXISTS live_notify_change ON %s', target);
-    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_insert ON %s', target);
-    EXECUTE format('CREATE TRIGGER live_announce_insert AFTER INSERT ON %s
-                    REFERENCING NEW TABLE AS live_rows_after
-                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
-    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_update ON %s', target);
-    EXECUTE format('CREATE TRIGGER live_announce_update AFTER UPDATE ON %s
-                    REFERENCING OLD TABLE AS live_rows_before NEW TABLE AS live_rows_after
-                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
-    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_delete ON %s', target);
-    EXECUTE format('CREATE TRIGGER live_announce_delete AFTER DELETE ON %s
-                    REFERENCING OLD TABLE AS live_rows_after
-                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement()', target);
-    EXECUTE format('DROP TRIGGER IF EXISTS live_announce_truncate ON %s', target);
-    EXECUTE format('CREATE TRIGGER live_announce_truncate AFTER TRUNCATE ON %s
-                    FOR EACH STATEMENT EXECUTE FUNCTION live.announce_truncate()', target);
+    PERFORM pg_notify('live_changes', '{"table":' || live.announced_table(TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME) || ',"op":"truncate"}');
+    RETURN NULL;
 END
 $$;
 
-SELECT live.enable_change_notifications(tgrelid::regclass) FROM pg_trigger WHERE tgname = 'live_announce_update';
+-- On `target` and, if it is partitioned, on every partition below it, each naming `target`.
+CREATE OR REPLACE FUNCTION live.enable_change_notifications(target regclass) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    announced text := (SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = target);
+    member regclass;
+BEGIN
+    -- The table first: dropping its row trigger drops the copies on its partitions.
+    FOR member IN SELECT target UNION ALL (SELECT relid FROM pg_partition_tree(target) WHERE relid <> target ORDER BY level) LOOP
+        EXECUTE format('DROP TRIGGER IF EXISTS live_bump_version ON %s', member);
+        EXECUTE format('DROP TRIGGER IF EXISTS live_notify_change ON %s', member);
+        EXECUTE format('DROP TRIGGER IF EXISTS live_announce_insert ON %s', member);
+        EXECUTE format('CREATE TRIGGER live_announce_insert AFTER INSERT ON %s
+                        REFERENCING NEW TABLE AS live_rows_after
+                        FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement(%L)', member, announced);
+        EXECUTE format('DROP TRIGGER IF EXISTS live_announce_update ON %s', member);
+        EXECUTE format('CREATE TRIGGER live_announce_update AFTER UPDATE ON %s
+                        REFERENCING OLD TABLE AS live_rows_before NEW TABLE AS live_rows_after
+                        FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement(%L)', member, announced);
+        EXECUTE format('DROP TRIGGER IF EXISTS live_announce_delete ON %s', member);
+        EXECUTE format('CREATE TRIGGER live_announce_delete AFTER DELETE ON %s
+                        REFERENCING OLD TABLE AS live_rows_after
+                        FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement(%L)', member, announced);
+        EXECUTE format('DROP TRIGGER IF EXISTS live_announce_truncate ON %s', member);
+        EXECUTE format('CREATE TRIGGER live_announce_truncate AFTER TRUNCATE ON %s
+                        FOR EACH STATEMENT EXECUTE FUNCTION live.announce_truncate(%L)', member, announced);
+    END LOOP;
+END
+$$;
+
+-- Tables announced so far (not their partitions: those follow their partitioned table).
+SELECT live.enable_change_notifications(t.tgrelid::regclass) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+WHERE t.tgname = 'live_announce_update' AND NOT c.relispartition;
 
 -- migrate:down
--- Back to 0004: a version trigger and per-key versions. Every announced table needs its
--- `version bigint` column again; one without it stops the rollback, naming the table.
+-- Back to 0004: a version trigger and per-key versions, and no triggers on partitions. Every
+-- announced table needs its `version bigint` column again; one without it stops the rollback,
+-- naming the table.
 DO $$
 DECLARE
     target regclass;
+    partition boolean;
 BEGIN
-    FOR target IN SELECT tgrelid::regclass FROM pg_trigger WHERE tgname = 'live_announce_update' LOOP
-        IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = target AND attname = 'version' AND NOT attisdropped) THEN
+    FOR target, partition IN SELECT t.tgrelid::regclass, c.relispartition FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+                             WHERE t.tgname = 'live_announce_update' LOOP
+        IF partition THEN
+            EXECUTE format('DROP TRIGGER live_announce_insert ON %s', target);
+            EXECUTE format('DROP TRIGGER live_announce_update ON %s', target);
+            EXECUTE format('DROP TRIGGER live_announce_delete ON %s', target);
+            EXECUTE format('DROP TRIGGER live_announce_truncate ON %s', target);
+        ELSIF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = target AND attname = 'version' AND NOT attisdropped) THEN
             RAISE EXCEPTION 'table % has no version column: add "version bigint NOT NULL DEFAULT 1" before rolling back', target;
         END IF;
     END LOOP;
 END
 $$;
 DROP FUNCTION live.announcement_parts(text, text, text, text, text[], integer);
+
+CREATE OR REPLACE FUNCTION live.announce_truncate() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('live_changes', '{"table":' || to_json(TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME)::text || ',"op":"truncate"}');
+    RETURN NULL;
+END
+$$;
 
 CREATE OR REPLACE FUNCTION live.announce_statement() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -192,3 +235,4 @@ END
 $$;
 
 SELECT live.enable_change_notifications(tgrelid::regclass) FROM pg_trigger WHERE tgname = 'live_announce_update';
+DROP FUNCTION live.announced_table(text, name, name);

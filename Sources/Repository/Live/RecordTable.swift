@@ -12,8 +12,8 @@ struct RecordTable<R: Record>: Sendable {
     private let selectOne: String
     private let selectMany: String
     /// A column a write may set to itself to give the row a new version without changing it:
-    /// the first that is neither generated nor an identity column that only DEFAULT may be
-    /// assigned to (nil when there is none).
+    /// the first that this role may update and that is neither generated nor an identity
+    /// column only DEFAULT may be assigned to, the key last (nil when there is none).
     let touchColumn: String?
 
     init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String, touchColumn: String?) {
@@ -30,7 +30,8 @@ struct RecordTable<R: Record>: Sendable {
     static func resolve(_ database: Database, reads: Locked<ReadCount>? = nil) async throws -> RecordTable {
         let row = try await database.query("""
             SELECT n.nspname, c.relname, (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0
-                AND NOT a.attisdropped AND a.attgenerated = '' AND a.attidentity <> 'a' ORDER BY a.attnum LIMIT 1)
+                AND NOT a.attisdropped AND a.attgenerated = '' AND a.attidentity <> 'a'
+                AND has_column_privilege(c.oid, a.attnum, 'UPDATE') ORDER BY a.attname = 'id', a.attnum LIMIT 1)
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass
             """, [R.tableName])[0]
         return RecordTable(database: database, reads: reads, schema: try row.decode(String.self, at: 0), name: try row.decode(String.self, at: 1),

@@ -46,7 +46,7 @@ struct RowVersionTests {
         #expect(versions[0] != 0 && versions[1] == 0)
     }
 
-    @Test("a key changed within a partition, across partitions, and by a BEFORE trigger: the old key's handle reports deleted")
+    @Test("a key changed within a partition, across partitions, and by a BEFORE trigger: the old key's handle reports deleted; a partition's own writes are announced")
     func changedKeys() async throws {
         struct Part: Record, Equatable {
             static let tableName = "parts"
@@ -76,6 +76,10 @@ struct RowVersionTests {
         try await psql("UPDATE parts SET name = 'renumber' WHERE id = 7", database: database)
         #expect(try await eventually { five.liveState == .deleted && six.liveState == .deleted && seven.liveState == .deleted })
         #expect(try await repository.read(Part.self, id: 17).value.name == "renumber")
+        // A statement naming a partition is announced as the partitioned table.
+        let moved = try await repository.read(Part.self, id: 106)
+        try await psql("UPDATE parts_high SET name = 'direct' WHERE id = 106", database: database)
+        #expect(try await eventually { moved.value.name == "direct" })
     }
 
     @Test("a write that changes no column sets one that may be assigned to itself; with none, a clear error")
@@ -100,6 +104,7 @@ struct RowVersionTests {
         }
         let counters = try await RecordTable<Counter>.resolve(database)
         #expect(counters.touchColumn == "label")
+        #expect(try await RecordTable<Contact>.resolve(database).touchColumn == "name")  // not the key
         let before = try await database.query("SELECT xmin FROM counters")[0].decode(Int64.self, at: 0)
         let (sql, parameters) = try counters.updateStatement(Counter(id: 1, doubled: 2, label: "one"), properties: [], expectedVersion: before)
         #expect(try await database.query(sql, parameters).count == 1)
