@@ -30,6 +30,8 @@ extension SyncState {
         /// The number of the last read started when the write was sent: its result shows the
         /// row no later than its commit, which edits made after this may follow.
         let sentAfter: UInt64
+        /// The number of the read (or write) that produced the state held when the write was sent.
+        let appliedWhenSent: UInt64
     }
 }
 

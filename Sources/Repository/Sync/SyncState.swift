@@ -106,7 +106,7 @@ struct SyncState<Content: SyncContent> {
             return (nil, advance())
         }
         let write = Write(fields: Set(pending.keys), snapshot: value, base: committed, edits: pending, through: edits,
-                          sentAfter: readsStarted)
+                          sentAfter: readsStarted, appliedWhenSent: appliedSequence)
         pending = [:]
         inFlight = write
         return (write, SyncEffects())
@@ -119,13 +119,13 @@ struct SyncState<Content: SyncContent> {
             guard let write = sync.inFlight else { return SyncEffects() }
             var effects = sync.settleWrite()
             guard sequence > sync.appliedSequence else { return effects + sync.rebase() }
-            // A read that started after the write was sent, already applied, may show a later
-            // commit than the write's result does: which is newer is not known (versions are
-            // transaction ids, which do not tell), so read again — unless the read showed just
-            // what the result shows.
+            // A read applied since the write was sent may show a later commit than the write's
+            // result does — even one that started before: a read runs some time after it is
+            // numbered. Which is newer is not known (versions are transaction ids, which do not
+            // tell), so read again — unless the read showed just what the result shows.
             let sameAsRead = sync.lifecycle == .live
                 && row.map { $0.version == sync.committed.version && !Content.differs($0.value, sync.committed.value) } ?? false
-            effects.reread = isWriteResult && sync.appliedSequence > write.sentAfter && !sameAsRead
+            effects.reread = isWriteResult && sync.appliedSequence != write.appliedWhenSent && !sameAsRead
             guard let row else { return effects + sync.delete(at: sequence) }
             return effects + sync.adopt(row, sequence: sequence, byWrite: isWriteResult, seenAfter: isWriteResult ? write.sentAfter : sequence)
         }
