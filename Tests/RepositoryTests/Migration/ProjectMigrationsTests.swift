@@ -90,6 +90,34 @@ struct ProjectMigrationsTests {
         #expect(try await triggers() == ["live_bump_version", "live_notify_change"])
     }
 
+    @Test("0005 puts the triggers on every partition, naming the partitioned table; rolling back takes them off again")
+    func partitions() async throws {
+        let database = try await TestServer.makeDatabase()
+        let migrator = try Migrator(directory: Self.directory)
+        try await migrator.migrate(database, to: 4)
+        try await database.withConnection { connection in
+            try await connection.execute(script: """
+                CREATE TABLE parts (id bigint PRIMARY KEY, name text, version bigint NOT NULL DEFAULT 1) PARTITION BY RANGE (id);
+                CREATE TABLE parts_low PARTITION OF parts FOR VALUES FROM (0) TO (100);
+                CREATE TABLE parts_high PARTITION OF parts FOR VALUES FROM (100) TO (1000) PARTITION BY RANGE (id);
+                CREATE TABLE parts_high_a PARTITION OF parts_high FOR VALUES FROM (100) TO (500);
+                SELECT live.enable_change_notifications('parts');
+                """)
+        }
+        func announcing() async throws -> [String] {
+            try await database.query("""
+                SELECT tgrelid::regclass::text || ':' || encode(tgargs, 'escape') FROM pg_trigger
+                WHERE tgname = 'live_announce_update' AND tgrelid::regclass::text LIKE 'parts%' ORDER BY 1
+                """).map { try $0.decode(String.self, at: 0) }
+        }
+        #expect(try await announcing() == ["parts:"])
+        try await migrator.migrate(database)
+        #expect(try await announcing() == ["parts:public.parts\\000", "parts_high:public.parts\\000", "parts_high_a:public.parts\\000", "parts_low:public.parts\\000"])
+        try await migrator.rollback(database, steps: 1)
+        #expect(try await announcing() == ["parts:"])
+        try await database.query("UPDATE parts SET name = 'after' WHERE id = 1")  // 0004's triggers work again
+    }
+
     @Test("rolling 0005 back refuses, naming the table, while an announced table has no version column")
     func rollbackNeedsVersionColumns() async throws {
         let database = try await TestServer.makeDatabase()
