@@ -36,7 +36,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
 
     private func childrenSelect(_ ids: [A.ID]) -> (String, [SQLValue]) {
         child.reads?.withLock { $0.queries += 1 }
-        return ("SELECT *, \(RowVersion.selected) FROM \(child.quoted) WHERE \(parent) = ANY($1) ORDER BY \(parent), \(position)", [ids.sqlValue])
+        return ("SELECT \(RowVersion.rowAndVersion) FROM \(child.quoted) WHERE \(parent) = ANY($1) ORDER BY \(parent), \(position)", [ids.sqlValue])
     }
 
     private func assemble(_ roots: [(record: A.Root, version: Int64)], _ rows: QueryResult) throws -> [Committed<AggregateContent<A>>] {

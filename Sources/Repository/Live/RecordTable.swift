@@ -22,8 +22,8 @@ struct RecordTable<R: Record>: Sendable {
         self.touchColumn = touchColumn
         qualifiedName = schema + "." + name
         quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
-        selectOne = "SELECT *, \(RowVersion.selected) FROM \(quoted) WHERE id = $1"
-        selectMany = "SELECT *, \(RowVersion.selected) FROM \(quoted) WHERE id = ANY($1)"
+        selectOne = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE id = $1"
+        selectMany = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE id = ANY($1)"
     }
 
     /// Resolves `R.tableName` (`people`, `crm.people`, `"odd.name"`) through the server's search path.
@@ -84,7 +84,7 @@ struct RecordTable<R: Record>: Sendable {
             assignments = ["\(SQLIdentifier.quoted(touchColumn)) = \(SQLIdentifier.quoted(touchColumn))"]
         }
         let sql = "UPDATE \(quoted) SET \(assignments.joined(separator: ", ")) "
-            + "WHERE id = $1 AND \(RowVersion.isAt(parameter: 2)) RETURNING *, \(RowVersion.selected)"
+            + "WHERE id = $1 AND \(RowVersion.isAt(parameter: 2)) RETURNING \(RowVersion.rowAndVersion)"
         return (sql, [value.id.sqlValue, .text(String(version))] + columns.map(\.value))
     }
 

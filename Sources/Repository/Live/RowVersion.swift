@@ -7,8 +7,9 @@
 enum RowVersion {
     /// The name reads give it: a column name no property's name maps to.
     static let column = "live.version"
-    /// The select-list item that reads it (an `xid`, which decodes as an integer).
-    static let selected = #"xmin AS "live.version""#
+    /// The select list of every read and write result: the row's columns, and its version (an
+    /// `xid`, which decodes as an integer).
+    static let rowAndVersion = #"*, xmin AS "live.version""#
     /// The condition that a write finds the row at the version in parameter `$index`.
     static func isAt(parameter index: Int) -> String { "xmin = $\(index)::xid" }
 }

@@ -55,7 +55,7 @@ struct QueryPredicate: Sendable {
     /// The statements reading `columns` (by default the whole row and its version) of the rows
     /// with these ids, each with a column saying whether it matches (at most 1,000 ids a
     /// statement); with nil, the one statement reading every matching row.
-    func selectRows(_ columns: String = "*, \(RowVersion.selected)", from quotedTable: String, among ids: [some SQLValueConvertible]?) -> [(String, [SQLValue])] {
+    func selectRows(_ columns: String = RowVersion.rowAndVersion, from quotedTable: String, among ids: [some SQLValueConvertible]?) -> [(String, [SQLValue])] {
         let selectList = "\(columns), \(condition.map { "(\($0)) IS TRUE" } ?? "true") AS \(Self.matchesColumn)"
         guard let ids else {
             return [("SELECT \(selectList) FROM \(quotedTable)\(condition.map { " WHERE (\($0))" } ?? "")", parameters)]
