@@ -114,7 +114,10 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
             // Swift Observation is told only about values read under it at least once.
             let new = Self.root(of: &state)
             if isTracked { changedParts = parts.isEmpty ? [] : parts.filter { $0.value(old, new) }.map { $0.key } }
-            delivery = observers.publish(Update(old: old, new: new, author: author))
+            // A live query handing rows read from the database to their stores does not hear
+            // back from each store (see ``QueryHandOver``).
+            let handingOver = author == .database ? QueryHandOver.current : nil
+            delivery = observers.publish({ Update(old: old, new: new, author: author) }, handingOver: handingOver)
         }
         if let changedParts {
             registrar.willSet(self as ObservationSubject, keyPath: \ObservationSubject.whole)
@@ -128,8 +131,9 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
     }
 
     /// Calls `handler` with every later update; with `initial`, first with the current value.
-    func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<State.Root>) -> Void) -> Subscription {
-        let observer = Observer(handler)
+    /// A `member` of a live query is not called with the updates that query hands over.
+    func subscribe(initial: Bool, member query: ObjectIdentifier? = nil, _ handler: @escaping @Sendable (Update<State.Root>) -> Void) -> Subscription {
+        let observer = Observer(member: query, handler)
         if let delivery = lock.withLock({ observers.add(observer, initial: initial ? Self.root(of: &state) : nil) }) {
             lock.deliver(delivery) { observers.next() }
         }

@@ -2,8 +2,14 @@
 final class Observer<Value>: Sendable {
     private let handler: @Sendable (Update<Value>) -> Void
     let gate = HandlerGate()
+    /// The live query this observer keeps a member's element current for: it is not sent
+    /// the updates that query's own hand-over makes (see ``QueryHandOver``), which it would ignore.
+    let member: ObjectIdentifier?
 
-    init(_ handler: @escaping @Sendable (Update<Value>) -> Void) { self.handler = handler }
+    init(member: ObjectIdentifier? = nil, _ handler: @escaping @Sendable (Update<Value>) -> Void) {
+        self.member = member
+        self.handler = handler
+    }
 
     func deliver(_ update: Update<Value>) { gate.run { handler(update) } }
 }
@@ -31,11 +37,16 @@ struct ObserverList<Value> {
     }
 
     private var observers: [Observer<Value>] = [] {
-        didSet { observerCount = observers.count }
+        didSet {
+            observerCount = observers.count
+            soleMember = observerCount == 1 ? observers[0].member : nil
+        }
     }
     /// `observers.count`, kept apart: asking an array of a type unknown here costs more than
     /// a field (this is read on every change).
     private var observerCount = 0
+    /// The live query whose member the only observer is, if it is one (see ``Observer/member``).
+    private var soleMember: ObjectIdentifier?
     private var queue: [Delivery] = []
     private var queueStart = 0
     private var isDelivering = false
@@ -56,8 +67,13 @@ struct ObserverList<Value> {
 
     /// `update` for every current observer: returned for the caller to deliver (then to call
     /// ``next()`` until it returns nil) when nobody is delivering, else queued for the thread that is.
-    mutating func publish(_ update: Update<Value>) -> Delivery? {
-        observerCount > 0 ? handOut(.change(update, to: observers)) : nil
+    /// Observers that are members of the live query `handingOver` (see ``Observer/member``) are
+    /// left out; with nobody left, the update is not even made.
+    mutating func publish(_ update: () -> Update<Value>, handingOver query: ObjectIdentifier? = nil) -> Delivery? {
+        guard observerCount > 0 else { return nil }
+        guard let query else { return handOut(.change(update(), to: observers)) }
+        let recipients = soleMember == query ? [] : observers.filter { $0.member != query }
+        return recipients.isEmpty ? nil : handOut(.change(update(), to: recipients))
     }
 
     /// `delivery` for the caller to run when nobody is delivering (the caller delivers from

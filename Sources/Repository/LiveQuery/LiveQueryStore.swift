@@ -81,7 +81,7 @@ where Element.ID: Comparable & Sendable {
         var subscriptions: [Element.ID: Subscription] = [:]
         let members = cell.inspect { $0.members }
         for (element, store) in read.matching where members[element.id]?.store !== store {
-            subscriptions[element.id] = store.subscribe(initial: false) { [weak self] update in
+            subscriptions[element.id] = store.subscribe(member: ObjectIdentifier(self)) { [weak self] update in
                 self?.memberChanged(element.id, update)
             }
         }

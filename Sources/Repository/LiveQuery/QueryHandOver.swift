@@ -24,4 +24,10 @@ enum QueryHandOver {
     static func isRunning(by query: AnyObject) -> Bool {
         pthread_getspecific(key) == Unmanaged.passUnretained(query).toOpaque()
     }
+
+    /// The query whose hand-over the current thread runs (see ``Observer/member``).
+    static var current: ObjectIdentifier? {
+        // The query is alive: the thread is inside its `run(by:_:)`.
+        pthread_getspecific(key).map { ObjectIdentifier(Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue()) }
+    }
 }

@@ -3,8 +3,9 @@ protocol MemberStore<Element>: VarPersistence {
     associatedtype Element
     /// The value all handles onto it share.
     var value: Element { get }
-    /// Observes that value.
-    func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<Element>) -> Void) -> Subscription
+    /// Observes that value for the live query `query`: later updates, but those the query's
+    /// own hand-over makes (see ``QueryHandOver``).
+    func subscribe(member query: ObjectIdentifier, _ handler: @escaping @Sendable (Update<Element>) -> Void) -> Subscription
     /// A local edit of the fields in which `new` differs from `old` (an element as a live
     /// query showed it, perhaps older than the store's value in other fields).
     func edit(from old: Element, to new: Element, author: Author?)

@@ -57,9 +57,9 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     /// `row` with this process's unsaved edits on top.
     func overlayingLocalEdits(on row: Value) -> Value { cell.inspect { $0.overlayingLocalEdits(on: row) } }
 
-    /// Observes the shared value (for live queries holding this value as an element).
-    func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription {
-        cell.subscribe(initial: initial, handler)
+    /// Observes the shared value for the live query `query`, which holds it as an element.
+    func subscribe(member query: ObjectIdentifier, _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription {
+        cell.subscribe(initial: false, member: query, handler)
     }
 
     /// A local edit through a `Var`: `body` runs under the lock and must not touch this store.

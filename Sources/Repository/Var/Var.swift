@@ -47,7 +47,7 @@ public final class Var<Value>: ObservableValue {
     /// through `modify`, kept in sync by `persistence`.
     convenience init<State: ValueHolding>(root cell: ObservedState<State>, modify: @escaping (Author?, (inout Value) -> Void) -> Void,
                                           persistence: (any VarPersistence)? = nil) where State.Root == Value {
-        self.init(peek: cell.peek, modify: modify, subscribe: cell.subscribe, part: ObservedPart(root: cell), persistence: persistence)
+        self.init(peek: cell.peek, modify: modify, subscribe: { cell.subscribe(initial: $0, $1) }, part: ObservedPart(root: cell), persistence: persistence)
     }
 
     /// The current value. Setting it notifies observers with no author. Read inside

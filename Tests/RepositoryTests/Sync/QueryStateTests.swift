@@ -18,7 +18,7 @@ struct QueryStateTests {
         func save() async throws {}
         func enrolSave() -> Int { 0 }
         func awaitSave(_ ticket: Int) async throws {}
-        func subscribe(initial: Bool, _ handler: @escaping @Sendable (Update<Row>) -> Void) -> Subscription { Subscription {} }
+        func subscribe(member _: ObjectIdentifier, _ handler: @escaping @Sendable (Update<Row>) -> Void) -> Subscription { Subscription {} }
         func edit(from old: Row, to new: Row, author: Author?) { value = new }
     }
 

@@ -24,7 +24,7 @@ struct ObserverListTests {
         for (index, step) in steps.enumerated() {
             switch step % 4 {
             case 0, 1:  // a change
-                let handedOut = list.publish(Update(old: index - 1, new: index))
+                let handedOut = list.publish({ Update(old: index - 1, new: index) })
                 guard observers > 0 else {
                     if handedOut != nil { problems.append("a change with no observer was handed out") }
                     continue
@@ -57,7 +57,7 @@ struct ObserverListTests {
             if let delivery = holding { run(delivery); deliverer = .some(nil) } else { deliverer = list.next().map { .some($0) } }
         }
         if delivered != published { problems.append("delivered \(delivered), published \(published)") }
-        if list.publish(Update(old: 0, new: 0)) == nil, observers > 0 { problems.append("still delivering after the queue emptied") }
+        if list.publish({ Update(old: 0, new: 0) }) == nil, observers > 0 { problems.append("still delivering after the queue emptied") }
         return problems
     }
 
@@ -67,5 +67,31 @@ struct ObserverListTests {
             let problems = Self.violations(steps)
             #expect(problems.isEmpty, "steps \(steps): \(problems)")
         }
+    }
+
+    @Test("a live query's own hand-over skips that query's member observers; with nobody left, no update is made")
+    func handOverSkipsMembers() {
+        final class Query {}
+        let query = Query(), other = Query()
+        var list = ObserverList<Int>()
+        _ = list.add(Observer(member: ObjectIdentifier(query)) { _ in }, initial: nil)
+        var made = 0
+        #expect(list.publish({ made += 1; return Update(old: 0, new: 1) }, handingOver: ObjectIdentifier(query)) == nil)
+        #expect(made == 0)
+
+        let plain = Observer<Int> { _ in }
+        _ = list.add(plain, initial: nil)
+        _ = list.add(Observer(member: ObjectIdentifier(other)) { _ in }, initial: nil)
+        guard case .change(let update, let recipients)? = list.publish({ Update(old: 1, new: 2) }, handingOver: ObjectIdentifier(query)) else {
+            Issue.record("the other observers were not handed the update")
+            return
+        }
+        #expect(update.new == 2 && recipients.count == 2 && !recipients.contains { $0.member == ObjectIdentifier(query) })
+        _ = list.next()
+        guard case .change(_, let everyone)? = list.publish({ Update(old: 2, new: 3) }) else {
+            Issue.record("an update outside a hand-over did not reach everyone")
+            return
+        }
+        #expect(everyone.count == 3)
     }
 }
