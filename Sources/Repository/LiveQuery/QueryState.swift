@@ -134,28 +134,43 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         return true
     }
 
-    /// Many changes at once, in about O(n + k log k) comparisons: replace in place, take out
-    /// what left its place (and what is new), then merge those back in order.
+    /// Many changes at once, in about O(n + k log k) comparisons: members replaced in place;
+    /// when some then stand out of order (or rows join or leave), those that stand out are
+    /// taken out with the new ones and merged back in order.
     private mutating func placeMany(_ upserts: [Element.ID: Element], removing removals: Set<Element.ID>) {
-        var kept = elements.elements
-        var replaced: [Int] = []
-        if !removals.isEmpty { kept.removeAll { removals.contains($0.id) } }
         var fresh = upserts
-        for index in kept.indices {
-            guard let element = fresh.removeValue(forKey: kept[index].id) else { continue }
-            kept[index] = element
+        var replaced: [Int] = []
+        for (id, element) in upserts {
+            guard let index = elements.index(id: id) else { continue }
+            Self.assign(&elements[index], element)
+            fresh.removeValue(forKey: id)
             replaced.append(index)
         }
-        // A replaced element out of order with its neighbours moves; the rest stays sorted.
-        var movers = Set<Int>()
-        for index in replaced {
-            let element = kept[index]
-            if (index > 0 && !order.precedes(kept[index - 1], element)) || (index + 1 < kept.count && !order.precedes(element, kept[index + 1])) {
-                movers.insert(index)
+        // Every pair of neighbours with a replaced element in it in order (each pair compared
+        // once): the list is sorted, since the pairs of untouched neighbours were. The usual
+        // bulk update ends here, with the list's id index untouched.
+        replaced.sort()
+        let outOfOrder = replaced.indices.contains { position in
+            let index = replaced[position]
+            let leftIsChecked = position > 0 && replaced[position - 1] == index - 1
+            return (index > 0 && !leftIsChecked && !order.precedes(elements[index - 1], elements[index]))
+                || (index + 1 < elements.count && !order.precedes(elements[index], elements[index + 1]))
+        }
+        guard outOfOrder || !fresh.isEmpty || !removals.isEmpty else { return }
+        // Untouched elements are still sorted among themselves: keep them, and each replaced
+        // one that fits between its kept neighbours; merge the others back in, in order.
+        var kept: [Element] = [], moving = Array(fresh.values)
+        kept.reserveCapacity(elements.count)
+        for element in elements.elements where !removals.contains(element.id) {
+            if upserts[element.id] == nil {
+                while let last = kept.last, !order.precedes(last, element) { moving.append(kept.removeLast()) }
+                kept.append(element)
+            } else if kept.last.map({ order.precedes($0, element) }) ?? true {
+                kept.append(element)
+            } else {
+                moving.append(element)
             }
         }
-        var moving = Array(fresh.values) + movers.map { kept[$0] }
-        if !movers.isEmpty { kept = kept.enumerated().filter { !movers.contains($0.offset) }.map(\.element) }
         moving.sort(by: order.precedes)
         var merged: [Element] = []
         merged.reserveCapacity(kept.count + moving.count)
@@ -171,6 +186,10 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         }
         elements = Elements(uniqueElements: merged, id: \.id)
     }
+
+    /// `target = value` through a mutable access: an identified array's element is replaced in
+    /// place (its id stays), where assigning through its subscript's setter would look it up again.
+    private static func assign(_ target: inout Element, _ value: Element) { target = value }
 
     private mutating func placeOne(_ element: Element) {
         if let index = elements.index(id: element.id) {

@@ -1,4 +1,5 @@
 import IdentifiedCollections
+import PropertyBased
 @testable import Repository
 import Testing
 
@@ -100,5 +101,29 @@ struct QueryStateTests {
         #expect(state.elements.elements == [Row(id: 2, name: "Grace"), Row(id: 1, name: "Zelda")])
         let changedAgain = state.mirror(all)
         #expect(!changedAgain)  // nothing differs any more
+    }
+
+    @Test("a read placing many rows at once leaves the list as re-running the query would: the members, in order", .shrinking)
+    func placesLikeARerun() async {
+        // Rows 0..<n with these names; then each step reads row (id 0..<60) with this name
+        // (-1: checked, no longer matching). Up to 32 changes are placed one by one, more at once.
+        let steps = zip(Gen.int(in: 0...59), Gen.int(in: -1...5)).array(of: 1...90)
+        await propertyCheck(count: 500, input: Gen.int(in: 0...5).array(of: 0...60), steps) { initial, steps in
+            let order = QueryOrder<Row>(keys: [.ascending(\.name)])
+            var state = State(order: order)
+            var stores: [Int: Held] = [:]
+            var expected: [Int: Row] = [:]
+            for (id, name) in initial.enumerated() { expected[id] = Row(id: id, name: "n\(name)") }
+            _ = state.apply(read(Array(expected.values), checked: nil, stores: &stores), subscriptions: subscriptions(Array(expected.keys)))
+            var latest: [Int: Int] = [:]
+            for (id, name) in steps { latest[id] = name }
+            var matching: [Row] = []
+            for (id, name) in latest {
+                if name < 0 { expected[id] = nil } else { expected[id] = Row(id: id, name: "n\(name)"); matching.append(expected[id]!) }
+            }
+            let fresh = matching.map(\.id).filter { state.members[$0] == nil }
+            _ = state.apply(read(matching, checked: Array(latest.keys), stores: &stores), subscriptions: subscriptions(fresh))
+            #expect(state.elements.elements == expected.values.sorted(by: order.precedes))
+        }
     }
 }
