@@ -56,7 +56,7 @@ extension LiveRepository {
             guard let self else { throw CancellationError() }
             let number = sequence.next()
             var rows: [R.ID: Committed<RecordContent<R>>] = [:]
-            var matchingIDs: [R.ID] = []
+            var matchingIDs: [R.ID] = [], notMatchingIDs: [R.ID] = []
             for (sql, values) in predicate.selectRows(from: table.quoted, among: ids) {
                 let result = try await database.query(sql, values)
                 reads.withLock { $0.queries += 1; $0.rows += result.count }
@@ -65,22 +65,32 @@ extension LiveRepository {
                 let matches = try result.columnIndex(QueryPredicate.matchesColumn, decoding: Bool.self)
                 for ((record, version), row) in zip(try RecordTable<R>.decode(result), result) {
                     rows[record.id] = Committed(value: record, version: version)
-                    if try row.decode(Bool.self, at: matches) { matchingIDs.append(record.id) }
+                    if try row.decode(Bool.self, at: matches) { matchingIDs.append(record.id) } else { notMatchingIDs.append(record.id) }
                 }
             }
             let stores = try await sharedStores(table, ids: matchingIDs, readAs: number) { ids in
                 ids.compactMap { id in rows[id].map { (id, $0) } }
             }
-            let matching = stores.compactMap { store in
-                rows[store.id].map { (store.overlayingLocalEdits(on: $0.value), store as any MemberStore<R>) }
+            var matching: [(element: R, store: any MemberStore<R>)] = []
+            var readByMembers: [(store: LiveStore<RecordTable<R>>, row: Committed<RecordContent<R>>)] = []
+            matching.reserveCapacity(stores.count)
+            readByMembers.reserveCapacity(stores.count)
+            for store in stores {
+                guard let row = rows[store.id] else { continue }
+                matching.append((store.overlayingLocalEdits(on: row.value), store))
+                readByMembers.append((store, row))
             }
-            let (checked, read) = (ids ?? Array(rows.keys), rows)
-            let keys = checked.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0)) }
-            return (QueryState<R>.Read(checked: ids, matching: matching), { [weak self] in
+            // Checked rows that do not match (any more), or are gone: their stores, if any are
+            // held elsewhere, are found at the hand-over.
+            let gone = ids.map { ids in rows.count < ids.count ? ids.filter { rows[$0] == nil } : [] } ?? []
+            let others = (notMatchingIDs + gone).map { (id: $0, row: rows[$0], key: StoreKey(table: table.qualifiedName, key: Self.keyText($0))) }
+            return (QueryState<R>.Read(checked: ids, matching: matching), { [weak self, readByMembers] in
                 // Every row read goes to its live store, if one is held; a checked row that is
                 // gone is deleted.
-                let held = self?.stores.withLock { stores in keys.map { stores[$0]?.store as? LiveStore<RecordTable<R>> } } ?? []
-                for (id, store) in zip(checked, held) { store?.applyRead(read[id], sequence: number) }
+                for (store, row) in readByMembers { store.applyRead(row, sequence: number) }
+                guard !others.isEmpty, let self else { return }
+                let held = self.stores.withLock { stores in others.map { stores[$0.key]?.store as? LiveStore<RecordTable<R>> } }
+                for (other, store) in zip(others, held) { store?.applyRead(other.row, sequence: number) }
             })
         }
     }
