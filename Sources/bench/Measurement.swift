@@ -111,3 +111,11 @@ func residentMemory() -> Int {
     else { return 0 }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
+
+/// CPU time this process has used so far, on all its threads: what a case costs here,
+/// steadier on a shared machine than the time it takes (the server's work is not in it).
+func processCPUTime() -> Duration {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+}
