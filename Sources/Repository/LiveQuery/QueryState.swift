@@ -73,9 +73,8 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
                 members[element.id] = Member(store: store, subscription: subscription)
             }
         }
-        let checked = read.checked.map(Set.init) ?? Set(members.keys)
         var removals: Set<Element.ID> = []
-        for id in checked where upserts[id] == nil {
+        for id in read.checked ?? Array(members.keys) where upserts[id] == nil {
             guard let member = members.removeValue(forKey: id) else { continue }
             edited.remove(id)
             cancel.append(member.subscription)
@@ -138,12 +137,15 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
     /// when some then stand out of order (or rows join or leave), those that stand out are
     /// taken out with the new ones and merged back in order.
     private mutating func placeMany(_ upserts: [Element.ID: Element], removing removals: Set<Element.ID>) {
-        var fresh = upserts
+        var fresh: [Element] = []
         var replaced: [Int] = []
+        replaced.reserveCapacity(upserts.count)
         for (id, element) in upserts {
-            guard let index = elements.index(id: id) else { continue }
+            guard let index = elements.index(id: id) else {
+                fresh.append(element)
+                continue
+            }
             Self.assign(&elements[index], element)
-            fresh.removeValue(forKey: id)
             replaced.append(index)
         }
         // Every pair of neighbours with a replaced element in it in order (each pair compared
@@ -159,7 +161,7 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         guard outOfOrder || !fresh.isEmpty || !removals.isEmpty else { return }
         // Untouched elements are still sorted among themselves: keep them, and each replaced
         // one that fits between its kept neighbours; merge the others back in, in order.
-        var kept: [Element] = [], moving = Array(fresh.values)
+        var kept: [Element] = [], moving = fresh
         kept.reserveCapacity(elements.count)
         for element in elements.elements where !removals.contains(element.id) {
             if upserts[element.id] == nil {
