@@ -55,7 +55,7 @@ struct ObserverList<Value> {
 
     /// Adds `observer`, first sent `initial` if given (queued with the changes, so it is never
     /// older than a change already delivered to it): returned for the caller to deliver when
-    /// nobody is delivering, as ``publish(_:)`` does.
+    /// nobody is delivering, as ``publish(_:handingOver:)`` does.
     mutating func add(_ observer: Observer<Value>, initial: Value?) -> Delivery? {
         observers.append(observer)
         return initial.flatMap { handOut(.initial($0, to: observer)) }
@@ -65,10 +65,10 @@ struct ObserverList<Value> {
         observers.removeAll { $0 === observer }
     }
 
-    /// `update` for every current observer: returned for the caller to deliver (then to call
-    /// ``next()`` until it returns nil) when nobody is delivering, else queued for the thread that is.
-    /// Observers that are members of the live query `handingOver` (see ``Observer/member``) are
-    /// left out; with nobody left, the update is not even made.
+    /// The update `update` makes, for every current observer but the members of the live query
+    /// handing over (see ``Observer/member``): returned for the caller to deliver (then to call
+    /// ``next()`` until it returns nil) when nobody is delivering, else queued for the thread
+    /// that is. With nobody to tell, `update` is not called.
     mutating func publish(_ update: () -> Update<Value>, handingOver query: ObjectIdentifier? = nil) -> Delivery? {
         guard observerCount > 0 else { return nil }
         guard let query else { return handOut(.change(update(), to: observers)) }

@@ -74,8 +74,9 @@ where Element.ID: Comparable & Sendable {
     }
 
     /// Reads the rows with these ids (all matching rows when nil) and applies what was read:
-    /// the list first, in one update; then the rows' contents to their stores (whose updates,
-    /// mirrored back, then change nothing); then what the stores hold, where it differs.
+    /// the list first, in one update; then the rows' contents to their stores (this query is
+    /// not told of the updates that makes, see ``QueryHandOver``); then what the stores hold,
+    /// where it differs.
     private func refresh(_ ids: [Element.ID]?) async throws {
         let (read, handOver) = try await source.read(ids)
         var subscriptions: [Element.ID: Subscription] = [:]
@@ -103,9 +104,6 @@ where Element.ID: Comparable & Sendable {
     /// read of the query may have overtaken while it was being delivered.
     private func memberChanged(_ id: Element.ID, _ update: Update<Element>) {
         guard update.author != .deletion else { return }  // the query's own read removes it
-        // A row this query read and is handing to its store, delivered right here: the list
-        // holds it already, and the mirror after the hand-over shows what the store made of it.
-        if update.author == .database, QueryHandOver.isRunning(by: self) { return }
         cell.transition { state in
             guard let current = state.members[id]?.store.value else { return (.none, ()) }
             return (state.memberChanged(id, to: current) ? .some(update.author) : .none, ())

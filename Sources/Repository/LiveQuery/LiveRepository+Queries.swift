@@ -72,22 +72,23 @@ extension LiveRepository {
                 ids.compactMap { id in rows[id].map { (id, $0) } }
             }
             var matching: [(element: R, store: any MemberStore<R>)] = []
-            var readByMembers: [(store: LiveStore<RecordTable<R>>, row: Committed<RecordContent<R>>)] = []
+            var matchingReads: [(store: LiveStore<RecordTable<R>>, row: Committed<RecordContent<R>>)] = []
             matching.reserveCapacity(stores.count)
-            readByMembers.reserveCapacity(stores.count)
+            matchingReads.reserveCapacity(stores.count)
             for store in stores {
                 guard let row = rows[store.id] else { continue }
                 matching.append((store.overlayingLocalEdits(on: row.value), store))
-                readByMembers.append((store, row))
+                matchingReads.append((store, row))
             }
             // Checked rows that do not match (any more), or are gone: their stores, if any are
-            // held elsewhere, are found at the hand-over.
+            // held elsewhere, are found at the hand-over. (The rows read are among `ids`, which
+            // are distinct: fewer rows than ids means some are gone.)
             let gone = ids.map { ids in rows.count < ids.count ? ids.filter { rows[$0] == nil } : [] } ?? []
             let others = (notMatchingIDs + gone).map { (id: $0, row: rows[$0], key: StoreKey(table: table.qualifiedName, key: Self.keyText($0))) }
-            return (QueryState<R>.Read(checked: ids, matching: matching), { [weak self, readByMembers] in
+            return (QueryState<R>.Read(checked: ids, matching: matching), { [weak self, matchingReads] in
                 // Every row read goes to its live store, if one is held; a checked row that is
                 // gone is deleted.
-                for (store, row) in readByMembers { store.applyRead(row, sequence: number) }
+                for (store, row) in matchingReads { store.applyRead(row, sequence: number) }
                 guard !others.isEmpty, let self else { return }
                 let held = self.stores.withLock { stores in others.map { stores[$0.key]?.store as? LiveStore<RecordTable<R>> } }
                 for (other, store) in zip(others, held) { store?.applyRead(other.row, sequence: number) }

@@ -1,10 +1,12 @@
 import Foundation
 
 /// The live query handing a read's rows to their stores on the current thread (see
-/// ``LiveQueryStore``): the updates those stores deliver right there are not mirrored back one
-/// by one. A thread's mark, not a task's: a task started meanwhile (a store's write loop) must
-/// not inherit it, and the hand-over never suspends, so nothing else runs on the thread while
-/// the mark is set.
+/// ``LiveQueryStore``): the updates those reads make are not sent to that query's member
+/// observers (``ObserverList/publish(_:handingOver:)``) — the list already holds the rows, and
+/// the mirror after the hand-over shows what the stores made of them. Updates other threads
+/// make meanwhile still reach the query. A thread's mark, not a task's: a task started
+/// meanwhile (a store's write loop) must not inherit it, and the hand-over never suspends, so
+/// nothing else runs on the thread while the mark is set.
 enum QueryHandOver {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -18,11 +20,6 @@ enum QueryHandOver {
         pthread_setspecific(key, Unmanaged.passUnretained(query).toOpaque())
         defer { pthread_setspecific(key, previous) }
         handOver()
-    }
-
-    /// Whether the current thread runs `query`'s hand-over.
-    static func isRunning(by query: AnyObject) -> Bool {
-        pthread_getspecific(key) == Unmanaged.passUnretained(query).toOpaque()
     }
 
     /// The query whose hand-over the current thread runs (see ``Observer/member``).

@@ -148,14 +148,14 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
             Self.assign(&elements[index], element)
             replaced.append(index)
         }
-        // Every pair of neighbours with a replaced element in it in order (each pair compared
-        // once): the list is sorted, since the pairs of untouched neighbours were. The usual
-        // bulk update ends here, with the list's id index untouched.
+        // If every pair of neighbours with a replaced element in it is in order, the whole list
+        // is (the untouched pairs already were); each pair is compared once. The usual bulk
+        // update ends here, with the list's id index untouched.
         replaced.sort()
         let outOfOrder = replaced.indices.contains { position in
             let index = replaced[position]
-            let leftIsChecked = position > 0 && replaced[position - 1] == index - 1
-            return (index > 0 && !leftIsChecked && !order.precedes(elements[index - 1], elements[index]))
+            let leftPairChecked = position > 0 && replaced[position - 1] == index - 1
+            return (index > 0 && !leftPairChecked && !order.precedes(elements[index - 1], elements[index]))
                 || (index + 1 < elements.count && !order.precedes(elements[index], elements[index + 1]))
         }
         guard outOfOrder || !fresh.isEmpty || !removals.isEmpty else { return }

@@ -126,4 +126,20 @@ struct QueryStateTests {
             #expect(state.elements.elements == expected.values.sorted(by: order.precedes))
         }
     }
+
+    @Test("many rows changed in place, still in order, keep their places and stay found by id")
+    func bulkInPlace() {
+        let order = QueryOrder<Row>(keys: [.ascending(\.name)])
+        var state = State(order: order)
+        var stores: [Int: Held] = [:]
+        let rows = (0..<100).map { Row(id: $0, name: "n\(1000 + $0 * 2)") }
+        _ = state.apply(read(rows, checked: nil, stores: &stores), subscriptions: subscriptions(Array(0..<100)))
+        // 50 members renamed, each still between its neighbours: more than 32, so placed at once.
+        let renamed = stride(from: 0, to: 100, by: 2).map { Row(id: $0, name: "n\(1001 + $0 * 2)") }
+        #expect(state.apply(read(renamed, checked: renamed.map(\.id), stores: &stores), subscriptions: [:]).changed)
+        var expected = rows
+        for row in renamed { expected[row.id] = row }
+        #expect(state.elements.elements == expected)
+        #expect(expected.allSatisfy { state.elements[id: $0.id] == $0 })
+    }
 }
