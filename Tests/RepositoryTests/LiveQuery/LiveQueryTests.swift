@@ -122,4 +122,17 @@ struct LiveQueryTests {
         #expect(reread <= 4)
         #expect(people.value.ids.elements == (try await rerun()))
     }
+
+    @Test("statements moving many rows at once leave the list as a re-run of the query orders it")
+    func bulkReorders() async throws {
+        try await database.query("INSERT INTO contacts (id, name) SELECT n, 'q' || lpad(n::text, 4, '0') FROM generate_series(100, 399) n")
+        let people = try await byName()
+        #expect(people.value.ids.elements == (try await rerun()))
+        // A run of 51 neighbours moves to the end together, each still in order with the next.
+        try await psql("UPDATE contacts SET name = 'r' || id WHERE id BETWEEN 100 AND 150", database: database)
+        #expect(try await eventually { try await people.value.ids.elements == rerun() })
+        // 300 rows reverse their order in one statement.
+        try await psql("UPDATE contacts SET name = 's' || lpad((500 - id)::text, 4, '0') WHERE id BETWEEN 100 AND 399", database: database)
+        #expect(try await eventually { try await people.value.ids.elements == rerun() })
+    }
 }
