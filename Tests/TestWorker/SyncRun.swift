@@ -3,9 +3,11 @@
 //
 // Holds live handles on every row of `sync_rows` — through `read(id:)` and through a live query —
 // and, once the test sets phase 'go', writes for <seconds>: its own column `w<index>` and the
-// shared column, at random rows, from three tasks at once, awaiting every save(). Then it waits
-// for phase 'check', waits until every handle equals the table, and prints one JSON line with
-// what it did and saw.
+// shared column, at random rows, from three tasks at once, awaiting every save(); now and then
+// one statement flips the shared column of many rows at once, which reverses their order in the
+// live query. Every list the live query publishes meanwhile is checked: all rows, in order.
+// Then it waits for phase 'check', waits until every handle equals the table, and prints one
+// JSON line with what it did and saw.
 import Foundation
 import IdentifiedCollections
 import Repository
@@ -27,6 +29,8 @@ struct Report: Codable {
     var ownSets = 0
     var sharedConfirmed: [[Int64]] = []  // [row, value, 1 if set through the live query] of shared writes whose save() returned
     var lastOwn: [String: Int64] = [:]    // row -> last value set in this worker's column
+    var bulkStatements = 0
+    var listsChecked = 0
     var conflictsThrown = 0
     var conflictsReported = 0
     var sharedReportedLost: [[Int64]] = []  // [row, value] of shared edits a reported conflict says lost
@@ -65,6 +69,19 @@ final class Log: @unchecked Sendable {  // every access is under `lock`
         set(counter, &report)
         return counter
     }
+}
+
+/// The live query's published lists, checked: how many, and the first few that were wrong.
+final class ListCheck: @unchecked Sendable {  // every access is under `lock`
+    private let lock = NSLock()
+    private var lists = 0
+    private var errors: [String] = []
+    func record(_ error: String?) {
+        lock.lock(); defer { lock.unlock() }
+        lists += 1
+        if let error, errors.count < 5 { errors.append(error) }
+    }
+    func report(_ body: (Int, [String]) -> Void) { lock.lock(); defer { lock.unlock() }; body(lists, errors) }
 }
 
 /// Writes as one of the convergence test's processes (see the file's opening comment).
@@ -108,6 +125,18 @@ func sync(_ arguments: [String]) async throws {
     for id in ids { handles[id] = try await repository.read(SyncRow.self, id: id) }
     let everyone = try await repository.readAll(SyncRow.self, orderBy: [.ascending(\.shared)])
     let rows = handles
+    // Every list the live query publishes holds every row (none is deleted), ordered by the
+    // shared column, then by id. Observers run on the setting thread, which may hold `log`'s
+    // lock: the check keeps its own.
+    let checked = ListCheck()
+    let orderCheck = everyone.observe { update in
+        let list = update.new
+        let ordered = zip(list, list.dropFirst()).allSatisfy { ($0.shared, $0.id) < ($1.shared, $1.id) }
+        checked.record(ordered && list.count == ids.count ? nil : {
+            let shown = list.map { "\($0.id):\($0.shared)" }.joined(separator: " ")
+            return "the live query published \(list.count) of \(ids.count) rows, ordered: \(ordered): \(shown)"
+        }())
+    }
     say("ready")
 
     try await wait(for: "go")
@@ -117,6 +146,18 @@ func sync(_ arguments: [String]) async throws {
             group.addTask {
                 var random = SplitMix(state: seed &+ UInt64(task) &* 7919)
                 while ContinuousClock.now < deadline {
+                    if Int.random(in: 0..<40, using: &random) == 0 {
+                        // Every row (or every other one) at once: -v - 1 reverses their order,
+                        // and no writer's values are negative, so it confirms no write.
+                        let modulus = Int64.random(in: 1...3, using: &random) == 3 ? 2 : 1
+                        do {
+                            try await database.query("UPDATE sync_rows SET shared = -shared - 1 WHERE id % $1 = 0", [modulus])
+                            log.with { $0.bulkStatements += 1 }
+                        } catch {
+                            log.with { $0.otherErrors.append("bulk statement: \(error)") }
+                        }
+                        continue
+                    }
                     let id = ids.randomElement(using: &random)!
                     let viaQuery = Bool.random(using: &random)
                     let column: any WritableKeyPath<SyncRow, Int64> & Sendable = Int.random(in: 0..<5, using: &random) < 3 ? own : \.shared
@@ -172,6 +213,8 @@ func sync(_ arguments: [String]) async throws {
     let elapsed = ContinuousClock.now - started
     log.with { $0.convergeMilliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) }
     errorWatcher.cancel()
+    orderCheck.cancel()
+    checked.report { lists, errors in log.with { $0.listsChecked = lists; $0.otherErrors += errors } }
     let json = try JSONEncoder().encode(log.with { $0 })
     say(String(decoding: json, as: UTF8.self))
 }

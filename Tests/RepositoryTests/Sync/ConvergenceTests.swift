@@ -8,7 +8,7 @@ import Testing
 @Suite("Multi-process convergence")
 struct ConvergenceTests {
     static let workers = 4
-    static let rows = 20
+    static let rows = 40
     /// `SYNC_CONVERGENCE_SECONDS` sets how long the workers write.
     static let seconds = ProcessInfo.processInfo.environment["SYNC_CONVERGENCE_SECONDS"].flatMap(Double.init) ?? 3
 
@@ -17,6 +17,8 @@ struct ConvergenceTests {
         var policy: String
         var sets: Int
         var ownSets: Int
+        var bulkStatements: Int
+        var listsChecked: Int
         var sharedConfirmed: [[Int64]]
         var lastOwn: [String: Int64]
         var conflictsThrown: Int
@@ -62,7 +64,7 @@ struct ConvergenceTests {
         return database
     }
 
-    @Test("4 processes × 20 rows, mixed policies: every handle converges, nothing is lost or overwritten unreported")
+    @Test("4 processes × 40 rows, mixed policies, statements flipping many rows: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported")
     func convergence() async throws {
         let database = try await makeDatabase()
         let url = try await TestServer.connectionString(database: database.name())
@@ -136,7 +138,9 @@ struct ConvergenceTests {
             \(sets) sets (\(reports.map(\.ownSets).reduce(0, +)) own column, \(reports.map(\.sharedConfirmed.count).reduce(0, +)) shared confirmed), \
             \(audit.count) commits, conflicts thrown \(thrown), reported \(reported), \
             unreported losses \(unreportedLosses.count + ownLost.count), stale writes \(staleWrites.count), \
-            converged in \(reports.map(\.convergeMilliseconds).max() ?? -1) ms
+            converged in \(reports.map(\.convergeMilliseconds).max() ?? -1) ms, \
+            \(reports.map(\.bulkStatements).reduce(0, +)) statements flipping many rows, \
+            \(reports.map(\.listsChecked).reduce(0, +)) live-query lists checked
             """)
         let converged = reports.allSatisfy { $0.converged }
         #expect(converged, "\(reports.compactMap(\.mismatch)) (seed \(seed))")
@@ -147,6 +151,7 @@ struct ConvergenceTests {
         let otherErrors = reports.flatMap(\.otherErrors)
         #expect(otherErrors.isEmpty, "\(otherErrors.prefix(5)) (seed \(seed))")
         #expect(sets > Self.workers * 10, "the workers barely wrote")
+        #expect(reports.allSatisfy { $0.listsChecked > 0 }, "a live query published nothing")
     }
 
     /// For a failure's message: the commits of a lost value's row, from its writer's last
