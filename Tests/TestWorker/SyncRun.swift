@@ -32,6 +32,8 @@ struct Report: Codable {
     var bulkStatements = 0
     var listsChecked = 0
     var conflictsThrown = 0
+    var feedReconnects = 0
+    var refreshesFailed = 0  // re-reads on a listening connection cut under them
     var conflictsReported = 0
     var sharedReportedLost: [[Int64]] = []  // [row, value] of shared edits a reported conflict says lost
     var otherErrors: [String] = []
@@ -101,6 +103,12 @@ func sync(_ arguments: [String]) async throws {
     let errorWatcher = Task {
         for await error in repository.errors {
             log.with { report in
+                switch error {
+                case .changeFeedDisconnected: return
+                case .changeFeedReconnected: return report.feedReconnects += 1
+                case .refreshFailed: return report.refreshesFailed += 1
+                default: break
+                }
                 guard case .conflict(_, _, let columns, let ours, _, let policy) = error else {
                     return report.otherErrors.append("\(error)")
                 }

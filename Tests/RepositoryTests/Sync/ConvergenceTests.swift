@@ -22,6 +22,8 @@ struct ConvergenceTests {
         var sharedConfirmed: [[Int64]]
         var lastOwn: [String: Int64]
         var conflictsThrown: Int
+        var feedReconnects: Int
+        var refreshesFailed: Int
         var conflictsReported: Int
         var sharedReportedLost: [[Int64]]
         var otherErrors: [String]
@@ -29,6 +31,9 @@ struct ConvergenceTests {
         var converged: Bool
         var mismatch: String?
     }
+
+    /// Every worker's listening connection is cut each time this many more commits are audited.
+    static let commitsBetweenFeedCuts: Int64 = 1000
 
     static var worker: String {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("test-worker").path
@@ -64,7 +69,7 @@ struct ConvergenceTests {
         return database
     }
 
-    @Test("4 processes × 40 rows, mixed policies, statements flipping many rows: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported")
+    @Test("4 processes × 40 rows, mixed policies, statements flipping many rows, listening connections cut: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported")
     func convergence() async throws {
         let database = try await makeDatabase()
         let url = try await TestServer.connectionString(database: database.name())
@@ -85,7 +90,11 @@ struct ConvergenceTests {
         }
         try #require(try await all(said: "ready"), "workers did not start (seed \(seed))")
         try await database.query("UPDATE sync_control SET phase = 'go'")
-        try #require(try await all(said: "written"), "workers did not finish writing (seed \(seed))")
+        let feedCuts = Task { try await cutListeningConnections(of: database) }
+        let written = try await all(said: "written")
+        feedCuts.cancel()
+        let cuts = try await feedCuts.value
+        try #require(written, "workers did not finish writing (seed \(seed))")
         try await database.query("UPDATE sync_control SET phase = 'check'")
         for child in children { #expect(child.wait() == 0) }
         // The output is read on another thread, which may still be taking in the report line.
@@ -140,7 +149,9 @@ struct ConvergenceTests {
             unreported losses \(unreportedLosses.count + ownLost.count), stale writes \(staleWrites.count), \
             converged in \(reports.map(\.convergeMilliseconds).max() ?? -1) ms, \
             \(reports.map(\.bulkStatements).reduce(0, +)) statements flipping many rows, \
-            \(reports.map(\.listsChecked).reduce(0, +)) live-query lists checked
+            \(reports.map(\.listsChecked).reduce(0, +)) live-query lists checked, \
+            \(cuts) listening connections cut (\(reports.map(\.feedReconnects).reduce(0, +)) reconnects, \
+            \(reports.map(\.refreshesFailed).reduce(0, +)) re-reads cut)
             """)
         let converged = reports.allSatisfy { $0.converged }
         #expect(converged, "\(reports.compactMap(\.mismatch)) (seed \(seed))")
@@ -152,6 +163,26 @@ struct ConvergenceTests {
         #expect(otherErrors.isEmpty, "\(otherErrors.prefix(5)) (seed \(seed))")
         #expect(sets > Self.workers * 10, "the workers barely wrote")
         #expect(reports.allSatisfy { $0.listsChecked > 0 }, "a live query published nothing")
+        #expect(cuts == 0 || reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected (seed \(seed))")
+    }
+
+    /// While the workers write: terminates every worker's listening connection each time
+    /// another ``commitsBetweenFeedCuts`` commits are audited, until cancelled; how many
+    /// connections it terminated.
+    func cutListeningConnections(of database: Database) async throws -> Int {
+        var (cut, next) = (0, Self.commitsBetweenFeedCuts)
+        while !Task.isCancelled {
+            let commits = try await database.query("SELECT count(*) FROM sync_audit")[0].decode(Int64.self, at: 0)
+            if commits >= next {
+                cut += try await database.query("""
+                    SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
+                    WHERE application_name LIKE 'sync-worker-% (change feed)'
+                    """)[0].decode(Int.self, at: 0)
+                next = commits + Self.commitsBetweenFeedCuts
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return cut
     }
 
     /// For a failure's message: the commits of a lost value's row, from its writer's last
