@@ -62,7 +62,7 @@ extension LiveStore: AnyLiveStore {
     private static func refresh(_ stores: [LiveStore<Table>]) async throws {
         guard let first = stores.first else { return }
         let number = first.sequenceNumber()
-        let rows = try await first.table.read(stores.map(\.id))
+        let rows = try await first.table.read(stores.map { $0.id })
         first.countReread(rows.count)
         apply(rows, to: stores, sequence: number)
     }
@@ -70,7 +70,7 @@ extension LiveStore: AnyLiveStore {
     func refresh(_ stores: [any AnyLiveStore], using query: FeedQuery) throws {
         let typed = stores.compactMap { $0 as? LiveStore<Table> }
         let number = sequenceNumber()
-        let rows = try table.read(typed.map(\.id), using: query)
+        let rows = try table.read(typed.map { $0.id }, using: query)
         countReread(rows.count)
         Self.apply(rows, to: typed, sequence: number)
     }

@@ -73,7 +73,8 @@ extension LiveRepository {
     /// inserted, deleted, or updated to another version than the one held.
     func staleStores(for changes: [Change]) -> [any AnyLiveStore] {
         let number = sequence.next()
-        announced.withLock { $0.record(changes, as: number) }
+        let keys = changes.map { StoreKey(table: $0.table, key: $0.key.description) }
+        announced.withLock { $0.record(keys, as: number) }
         let aggregateRoots = Set(childRoutes.withLock { $0.values.flatMap { $0.map(\.rootTable) } })
         let truncated = Set(changes.filter { $0.operation == .truncate }.map(\.table))
         let candidates = stores.withLock { stores in
@@ -84,9 +85,8 @@ extension LiveRepository {
                     if let store = entry.store { candidates.append((store, Change(table: key.table, operation: .truncate, key: .text(key.key), version: 0))) }
                 }
             }
-            for change in changes where change.operation != .truncate {
+            for (change, var key) in zip(changes, keys) where change.operation != .truncate {
                 // The row's own store, and the aggregate rooted at it (if aggregates use the table).
-                var key = StoreKey(table: change.table, key: change.key.description)
                 for isAggregate in aggregateRoots.contains(change.table) ? [false, true] : [false] {
                     key.isAggregate = isAggregate
                     if let store = stores[key]?.store { candidates.append((store, change)) }
@@ -95,7 +95,7 @@ extension LiveRepository {
             return candidates
         }
         // Outside the identity map's lock: each store takes its own.
-        return candidates.filter { store, change in store.isStale(after: change) }.map(\.0)
+        return candidates.compactMap { store, change in store.isStale(after: change) ? store : nil }
     }
 
     /// Queues stale stores for one refresh worker, so announcements that arrive while it
@@ -157,7 +157,8 @@ extension LiveRepository: ChangeFeedReader {
         var handedOver = false
         for start in stride(from: 0, to: changes.count, by: Self.staleScanPart) {
             let part = changes[start..<min(start + Self.staleScanPart, changes.count)]
-            stale += staleStores(for: Array(part)).filter { $0.storeKey.isAggregate || !readByQueries.contains($0.tableName) }
+            let found = staleStores(for: Array(part))
+            stale += readByQueries.isEmpty ? found : found.filter { $0.storeKey.isAggregate || !readByQueries.contains($0.tableName) }
             if stale.count > Self.feedThreadRefreshLimit {
                 scheduleRefresh(stale)
                 (stale, handedOver) = ([], true)

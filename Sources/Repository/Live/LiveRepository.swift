@@ -241,14 +241,17 @@ struct Announcements {
     /// Entries older than this were forgotten (to bound memory): any read before it is suspect.
     private var forgottenBefore: UInt64 = 0
 
-    mutating func record(_ changes: [Change], as number: UInt64) {
+    /// Records the rows under `keys` (and their tables) as announced before read `number`.
+    mutating func record(_ keys: [LiveRepository.StoreKey], as number: UInt64) {
         if rows.count > 100_000 {
             rows.removeAll()
             forgottenBefore = number
         }
-        for change in changes {
-            rows[LiveRepository.StoreKey(table: change.table, key: change.key.description)] = number
-            tables[change.table] = number
+        var table: String?
+        for key in keys {
+            rows[key] = number
+            // A statement's keys come together: each table is hashed once per run of them.
+            if key.table != table { (tables[key.table], table) = (number, key.table) }
         }
     }
 

@@ -102,5 +102,5 @@ extension Optional: SQLValueConvertible where Wrapped: SQLValueConvertible {
 
 extension Array: SQLValueConvertible where Element: SQLValueConvertible {
     /// A one-dimensional PostgreSQL array literal such as `{"a","b",NULL}`.
-    public var sqlValue: SQLValue { .text(ArrayLiteral.string(from: map(\.sqlValue))) }
+    public var sqlValue: SQLValue { .text(ArrayLiteral.string(from: map { $0.sqlValue })) }
 }
