@@ -64,16 +64,18 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
 
     /// A local edit through a `Var`: `body` runs under the lock and must not touch this store.
     func modify(author: Author?, _ body: (inout Value) -> Void) {
+        let editor = Editor.current
         perform(cell.transition { sync in
             var new = sync.value
             body(&new)
-            let (accepted, effects) = sync.edit(to: new, readsStarted: sequence.current)
+            let (accepted, effects) = sync.edit(to: new, readsStarted: sequence.current, editor: editor)
             return (accepted ? .some(author) : .none, effects)
         })
     }
 
-    /// Waits until every edit made before it is settled; cancelling the task stops the wait
-    /// (with `CancellationError`), not the writes.
+    /// Waits until every edit made before it is settled, and throws the first that failed
+    /// (see ``SaveLedger`` for which calls throw which); cancelling the task stops the
+    /// wait (with `CancellationError`), not the writes.
     func save() async throws {
         try await awaitSave(enrolSave())
     }
@@ -87,7 +89,8 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
             waiters.saves[waiters.next] = .enrolled
             return waiters.next
         }
-        transition { $0.save(ticket) }
+        let editor = Editor.current
+        transition { $0.save(ticket, editor: editor) }
         return ticket
     }
 

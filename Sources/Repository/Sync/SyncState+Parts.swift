@@ -1,21 +1,14 @@
-/// The parts a ``SyncState`` keeps: edits not yet written, the write under way, and failures
-/// waiting for a `save()`.
+/// The parts a ``SyncState`` keeps: edits not yet written, and the write under way (the
+/// `save()` calls and failures are its ``SaveLedger``).
 extension SyncState {
     /// A local edit of one field not yet written: the value it was made on, the number of the
-    /// last read started before it (a read numbered higher started after the edit), and the
-    /// first and last local edits (by count) it carries.
+    /// last read started before it (a read numbered higher started after the edit), the first
+    /// and last local edits (by count) it carries, and the tasks that made them.
     struct Edit: Sendable {
         var base: Value
         var since: UInt64
         var edits: ClosedRange<UInt64>
-    }
-
-    /// A failure, and the local edits (by count) it undid. Every `save()` waiting for one of
-    /// them throws it; so does the first `save()` called after the last of them, after which
-    /// it is gone.
-    struct Failure {
-        let error: LiveRecordError
-        let edits: ClosedRange<UInt64>
+        var editors: Set<Editor>
     }
 
     /// A write under way: the fields it sets, the value it takes them from, the committed
@@ -44,10 +37,11 @@ extension SyncState: ValueHolding {
         return Set(pending.keys).union(inFlight.fields)
     }
 
-    /// The local edits (by count) that the edits of `fields` carry; the latest when none is known.
-    func editRange(of fields: Set<Field>) -> ClosedRange<UInt64> {
-        let ranges = fields.flatMap { field in [pending[field]?.edits, inFlight?.edits[field]?.edits].compactMap { $0 } }
-        return (ranges.map(\.lowerBound).min() ?? edits)...(ranges.map(\.upperBound).max() ?? edits)
+    /// The local edits that the edits of `fields` carry; the latest when none is known.
+    func lostEdits(of fields: Set<Field>) -> LostEdits {
+        let carried = fields.flatMap { field in [pending[field], inFlight?.edits[field]].compactMap { $0 } }
+        return LostEdits(range: (carried.map(\.edits.lowerBound).min() ?? edits)...(carried.map(\.edits.upperBound).max() ?? edits),
+                         editors: Set(carried.flatMap(\.editors)))
     }
 
     /// The conflict of `fields` between our value and theirs, as reported.

@@ -49,8 +49,8 @@ struct SyncState<Content: SyncContent> {
     /// Local edits so far, and how many of them are settled (committed, superseded or failed).
     private(set) var edits: UInt64 = 0
     private(set) var settled: UInt64 = 0
-    private var failures: [Failure] = []
-    private var waiters: [(ticket: Int, through: UInt64)] = []
+    /// The `save()` calls waiting, and the failures they throw.
+    private var saves = SaveLedger()
 
     init(table: String, key: String, policy: ConflictPolicy, committed: Committed<Content>, sequence: UInt64) {
         self.table = table
@@ -63,36 +63,37 @@ struct SyncState<Content: SyncContent> {
 
     // MARK: - Local edits and save()
 
-    /// A local edit made the value `new`, after reads up to number `readsStarted` started.
-    /// Refused (and reported) when the row is deleted.
-    mutating func edit(to new: Value, readsStarted: UInt64) -> (accepted: Bool, effects: SyncEffects) {
+    /// A local edit by `editor` made the value `new`, after reads up to number `readsStarted`
+    /// started. Refused (and reported) when the row is deleted.
+    mutating func edit(to new: Value, readsStarted: UInt64, editor: Editor? = nil) -> (accepted: Bool, effects: SyncEffects) {
         edits += 1
+        let editors: Set<Editor> = editor.map { [$0] } ?? []
         guard lifecycle == .live else {
             settled = edits
-            return (false, fail(.deleted(table: table, key: key), edits: edits...edits) + advance())
+            return (false, fail(.deleted(table: table, key: key), LostEdits(range: edits...edits, editors: editors)) + advance())
         }
         let old = value
         value = new
         for field in Content.fields(changedFrom: old, to: new) {
             if let edit = pending[field] {
-                pending[field] = Edit(base: edit.base, since: readsStarted, edits: edit.edits.lowerBound...edits)
+                pending[field] = Edit(base: edit.base, since: readsStarted, edits: edit.edits.lowerBound...edits, editors: edit.editors.union(editors))
             } else {
-                pending[field] = Edit(base: old, since: readsStarted, edits: edits...edits)
+                pending[field] = Edit(base: old, since: readsStarted, edits: edits...edits, editors: editors)
             }
         }
         return (true, advance())
     }
 
-    /// `save()` with `ticket`: resumed (through ``SyncEffects/wake``) once every edit made so
-    /// far is settled — at once if it is.
-    mutating func save(_ ticket: Int) -> SyncEffects {
-        waiters.append((ticket, edits))
+    /// `save()` with `ticket`, called by `editor`: resumed (through ``SyncEffects/wake``) once
+    /// every edit made so far is settled — at once if it is.
+    mutating func save(_ ticket: Int, editor: Editor? = nil) -> SyncEffects {
+        saves.wait(ticket, through: edits, editor: editor)
         return advance()
     }
 
     /// The `save()` with `ticket` stopped waiting (its task was cancelled).
     mutating func forgetSave(_ ticket: Int) -> SyncEffects {
-        waiters.removeAll { $0.ticket == ticket }
+        saves.forget(ticket)
         return SyncEffects()
     }
 
@@ -156,7 +157,7 @@ struct SyncState<Content: SyncContent> {
         let wasAbandoned = inFlightIsAbandoned
         if sequence > appliedSequence {
             guard let row else {
-                let lost = wasAbandoned ? nil : editRange(of: localFields)
+                let lost = wasAbandoned ? nil : lostEdits(of: localFields)
                 (inFlight, inFlightIsAbandoned) = (nil, false)
                 return delete(at: sequence, alsoLost: lost)
             }
@@ -183,7 +184,8 @@ struct SyncState<Content: SyncContent> {
             // Rebased on theirs: written again on the newer version (unless dropped below).
             let carried = [pending[field], write.edits[field]].compactMap { $0 }
             pending[field] = Edit(base: theirs, since: carried.map(\.since).max() ?? 0,
-                                  edits: (carried.map(\.edits.lowerBound).min() ?? edits)...(carried.map(\.edits.upperBound).max() ?? edits))
+                                  edits: (carried.map(\.edits.lowerBound).min() ?? edits)...(carried.map(\.edits.upperBound).max() ?? edits),
+                                  editors: Set(carried.flatMap(\.editors)))
         }
         var effects = SyncEffects()
         if !conflicts.isEmpty {
@@ -191,9 +193,9 @@ struct SyncState<Content: SyncContent> {
             // while the write was under way, is lost (or written) with it.
             let conflict = conflictError(conflicts, ours: value, theirs: theirs)
             if policy == .databaseWins {
-                let lost = editRange(of: conflicts)
+                let lost = lostEdits(of: conflicts)
                 for field in conflicts { pending[field] = nil }
-                effects = fail(conflict, edits: lost)
+                effects = fail(conflict, lost)
             } else {
                 effects.reports.append(conflict)
             }
@@ -208,10 +210,10 @@ struct SyncState<Content: SyncContent> {
     }
 
     private mutating func settleFailure(_ error: LiveRecordError) -> SyncEffects {
-        let lost = editRange(of: localFields)
+        let lost = lostEdits(of: localFields)
         (inFlight, inFlightIsAbandoned) = (nil, false)
         pending = [:]
-        var effects = fail(error, edits: lost)
+        var effects = fail(error, lost)
         if Content.differs(value, committed.value) {
             value = committed.value
             effects.publish = .revert
@@ -245,20 +247,20 @@ struct SyncState<Content: SyncContent> {
 
     /// The row is gone (read as number `sequence`). Local edits are lost — those still held,
     /// and `alsoLost`, those of a write just given up.
-    private mutating func delete(at sequence: UInt64, alsoLost: ClosedRange<UInt64>? = nil) -> SyncEffects {
+    private mutating func delete(at sequence: UInt64, alsoLost: LostEdits? = nil) -> SyncEffects {
         (appliedSequence, committedByWrite) = (max(appliedSequence, sequence), false)
         guard lifecycle == .live else { return advance() }
         lifecycle = .deleted
         let held = Set(pending.keys).union(inFlightIsAbandoned ? [] : inFlight?.fields ?? [])
         let hadEdits = alsoLost != nil || !held.isEmpty
-        let lost = [alsoLost, held.isEmpty ? nil : editRange(of: held)].compactMap { $0 }
-            .reduce(nil as ClosedRange<UInt64>?) { range, next in range.map { min($0.lowerBound, next.lowerBound)...max($0.upperBound, next.upperBound) } ?? next }
-            ?? edits...edits
+        let lost = [alsoLost, held.isEmpty ? nil : lostEdits(of: held)].compactMap { $0 }
+            .reduce(nil as LostEdits?) { lost, next in lost?.merging(next) ?? next }
+            ?? LostEdits(range: edits...edits, editors: [])
         pending = [:]
         inFlightIsAbandoned = inFlight != nil
         value = committed.value
         var effects = SyncEffects(publish: .deletion)
-        if hadEdits { effects = effects + fail(.deleted(table: table, key: key), edits: lost) }
+        if hadEdits { effects = effects + fail(.deleted(table: table, key: key), lost) }
         return effects + advance()
     }
 
@@ -285,9 +287,9 @@ struct SyncState<Content: SyncContent> {
         guard !changedByThem.isEmpty else { return SyncEffects() }
         let conflict = conflictError(changedByThem, ours: value, theirs: theirs)
         if policy == .databaseWins {
-            let lost = editRange(of: changedByThem)
+            let lost = lostEdits(of: changedByThem)
             for field in changedByThem { pending[field] = nil }
-            return fail(conflict, edits: lost)
+            return fail(conflict, lost)
         }
         for field in changedByThem { pending[field]?.base = theirs }  // decided: ours is written over theirs
         return SyncEffects(reports: [conflict])
@@ -309,24 +311,13 @@ struct SyncState<Content: SyncContent> {
             effects.startWriting = true
         }
         if (pending.isEmpty && inFlight == nil) || lifecycle == .deleted { settled = edits }
-        guard !waiters.isEmpty else { return effects }
-        let ready = waiters.filter { $0.through <= settled }
-        guard !ready.isEmpty else { return effects }
-        waiters.removeAll { $0.through <= settled }
-        // Every caller throws the first failure of an edit made before it called — whichever
-        // task made the edit, since which task did is not known. A failure goes once a caller
-        // that called after all its edits has thrown it, with the others woken with it.
-        effects.wake = ready.map { waiter in
-            (waiter.ticket, failures.first { $0.edits.lowerBound <= waiter.through }?.error)
-        }
-        if let latest = ready.map(\.through).max() { failures.removeAll { $0.edits.upperBound <= latest } }
+        if !saves.isEmpty { effects.wake = saves.wake(settled: settled) }
         return effects
     }
 
-    /// Records a failure of local edits `edits` (by count) for the `save()` callers who made
-    /// them, and reports it.
-    private mutating func fail(_ error: LiveRecordError, edits lost: ClosedRange<UInt64>) -> SyncEffects {
-        failures.append(Failure(error: error, edits: lost))
+    /// Records a failure of the `lost` local edits for the `save()` callers, and reports it.
+    private mutating func fail(_ error: LiveRecordError, _ lost: LostEdits) -> SyncEffects {
+        saves.record(error, lost)
         return SyncEffects(reports: [error])
     }
 }

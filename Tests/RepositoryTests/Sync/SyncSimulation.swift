@@ -71,11 +71,12 @@ struct SyncSimulation {
     private var reads: [Read] = []
     private var write: WriteStage?
     private var isWriting = false
-    /// Local edits the state accepted: the field, the value, and whether a write was needed.
-    private(set) var edits: [(field: String, value: Int, time: Int, pending: Bool)] = []
+    /// Local edits the state accepted: the field, the value, whether a write was needed, and
+    /// the task that made it.
+    private(set) var edits: [(field: String, value: Int, time: Int, pending: Bool, editor: Editor)] = []
     private(set) var reports: [(error: LiveRecordError, time: Int)] = []
-    private var saves: [Int: (edits: Int, time: Int)] = [:]
-    private(set) var resolvedSaves: [(ticket: Int, failure: LiveRecordError?, called: Int, time: Int)] = []
+    private var saves: [Int: (edits: Int, time: Int, editor: Editor)] = [:]
+    private(set) var resolvedSaves: [(ticket: Int, failure: LiveRecordError?, called: Int, time: Int, editor: Editor)] = []
     private(set) var violations: [String] = []
     /// What happened, step by step, when `SYNC_TRACE` is set (for reading a failure).
     private(set) var trace: [String] = []
@@ -89,6 +90,9 @@ struct SyncSimulation {
 
     // MARK: - Events
 
+    /// Edits and saves come from two tasks: value 0's, and the others'.
+    static func editor(_ value: Int) -> Editor { Editor(task: value == 0 ? 0 : 1) }
+
     mutating func step(_ event: Event, value: Int) {
         clock += 1
         switch event {
@@ -97,9 +101,9 @@ struct SyncSimulation {
             var new = state.value
             new[field] = value
             let changed = state.value[field] != value
-            let (accepted, effects) = state.edit(to: new, readsStarted: sequence)
+            let (accepted, effects) = state.edit(to: new, readsStarted: sequence, editor: Self.editor(value))
             // Setting a column to the value it holds is no edit.
-            if accepted { edits.append((field, value, clock, changed)) }
+            if accepted { edits.append((field, value, clock, changed, Self.editor(value))) }
             perform(effects)
         case .commitA, .commitB:
             guard var current = row else { return }
@@ -144,8 +148,8 @@ struct SyncSimulation {
             perform(state.writeFailed(.writeFailed(table: "t", key: "1", PostgresError(.connectionLost, "connection lost"))))
         case .save:
             let ticket = saves.count + resolvedSaves.count + 1
-            saves[ticket] = (edits.count, clock)
-            perform(state.save(ticket))
+            saves[ticket] = (edits.count, clock, Self.editor(value))
+            perform(state.save(ticket, editor: Self.editor(value)))
         }
         if Self.isTracing { trace.append("\(clock) \(event)(\(value)): db \(row.map { "\($0.a),\($0.b)" } ?? "-") v\(version); handle \(state.value.a),\(state.value.b) "
             + "\(state.lifecycle) committed \(state.committed.value.a),\(state.committed.value.b) v\(state.committed.version)@\(state.appliedSequence) "
@@ -220,12 +224,12 @@ struct SyncSimulation {
                 violations.append("save \(ticket) woken twice")
                 continue
             }
-            resolvedSaves.append((ticket, failure, save.time, clock))
+            resolvedSaves.append((ticket, failure, save.time, clock, save.editor))
         }
     }
 
-    private func lastEdit(of field: String, before time: Int = .max) -> (field: String, value: Int, time: Int, pending: Bool)? {
-        edits.last { $0.field == field && $0.time <= time }
+    private func lastEdit(of field: String, before time: Int = .max, by editor: Editor? = nil) -> (field: String, value: Int, time: Int, pending: Bool, editor: Editor)? {
+        edits.last { $0.field == field && $0.time <= time && (editor == nil || $0.editor == editor) }
     }
 
     // MARK: - Checks
@@ -274,20 +278,28 @@ struct SyncSimulation {
     /// was called is committed by the time it returned — or superseded by a later edit of that
     /// column that is — or an earlier `save()`, called after that edit, threw its failure
     /// before this one returned. (Saves woken together all throw it: they may be different
-    /// tasks', and which task made the edit is not known.)
+    /// tasks', and a waiting caller cannot tell whose edit it was.) The last edit of each column
+    /// its own task made before it is committed or superseded, or an earlier `save()` of that
+    /// task threw — whatever other tasks' saves threw.
     private mutating func checkSaves() {
-        for (ticket, failure, called, time) in resolvedSaves where failure == nil {
+        for (ticket, failure, called, time, editor) in resolvedSaves where failure == nil {
             for field in ["a", "b"] {
-                guard let edit = lastEdit(of: field, before: called), edit.pending else { continue }
-                let committed = databaseHeld(field, edit.value, from: edit.time, to: time)
-                let superseded = edits.contains { later in
-                    later.field == field && later.time > edit.time && databaseHeld(field, later.value, from: later.time, to: time)
-                }
-                let thrown = resolvedSaves.contains { other in
-                    other.failure != nil && other.called >= edit.time && other.time < time && other.ticket != ticket
-                }
-                if !committed && !superseded && !thrown {
-                    violations.append("save \(ticket) (called at \(called)) returned at \(time) but \(field) = \(edit.value) was not committed")
+                let last = lastEdit(of: field, before: called), own = lastEdit(of: field, before: called, by: editor)
+                for edit in own?.time == last?.time ? [last] : [last, own] {
+                    guard let edit, edit.pending else { continue }
+                    let committed = databaseHeld(field, edit.value, from: edit.time, to: time)
+                    let superseded = edits.contains { later in
+                        later.field == field && later.time > edit.time && databaseHeld(field, later.value, from: later.time, to: time)
+                    }
+                    // Its own edit's failure must have been thrown to its own task.
+                    let thrown = resolvedSaves.contains { other in
+                        other.failure != nil && other.called >= edit.time && other.time < time && other.ticket != ticket
+                            && (edit.editor != editor || other.editor == editor)
+                    }
+                    if !committed && !superseded && !thrown {
+                        violations.append("save \(ticket) (called at \(called)) returned at \(time) but \(field) = \(edit.value) "
+                            + "(edited by \(edit.editor == editor ? "its task" : "another task")) was not committed")
+                    }
                 }
             }
         }
