@@ -6,8 +6,9 @@
 // shared column, at random rows, from three tasks at once, awaiting every save(); now and then
 // one statement flips the shared column of many rows at once, which reverses their order in the
 // live query. Every list the live query publishes meanwhile is checked: all rows, in order.
-// Then it waits for phase 'check', waits until every handle equals the table, and prints one
-// JSON line with what it did and saw.
+// Saves that fail (the test may restart the server) are counted, not fatal. Then it waits for
+// phase 'check', waits until every handle equals the table, and prints one JSON line with what
+// it did and saw.
 import Foundation
 import IdentifiedCollections
 import Repository
@@ -29,9 +30,13 @@ struct Report: Codable {
     var ownSets = 0
     var sharedConfirmed: [[Int64]] = []  // [row, value, 1 if set through the live query] of shared writes whose save() returned
     var lastOwn: [String: Int64] = [:]    // row -> last value set in this worker's column
+    var ownUnsettled: Set<String> = []     // rows whose last own value's save() failed (not a conflict)
     var bulkStatements = 0
     var listsChecked = 0
     var conflictsThrown = 0
+    var savesFailed = 0                    // save() threw other than a conflict (a write cut by a restart)
+    var writesFailed = 0                   // writes reported failed on `errors`
+    var failures: [String] = []            // the first few of those, and of failed bulk statements
     var feedReconnects = 0
     var refreshesFailed = 0  // re-reads on a listening connection cut under them
     var conflictsReported = 0
@@ -107,6 +112,7 @@ func sync(_ arguments: [String]) async throws {
                 case .changeFeedDisconnected: return
                 case .changeFeedReconnected: return report.feedReconnects += 1
                 case .refreshFailed: return report.refreshesFailed += 1
+                case .writeFailed: return report.writesFailed += 1
                 default: break
                 }
                 guard case .conflict(_, _, let columns, let ours, _, let policy) = error else {
@@ -125,7 +131,8 @@ func sync(_ arguments: [String]) async throws {
     }
 
     func wait(for wanted: String) async throws {
-        while try await phase() != wanted { try await Task.sleep(for: .milliseconds(10)) }
+        // The server may be restarting: a failed poll is tried again.
+        while (try? await phase()) != wanted { try await Task.sleep(for: .milliseconds(10)) }
     }
 
     let ids = try await database.query("SELECT id FROM sync_rows ORDER BY id").map { try $0.decode(Int64.self, at: 0) }
@@ -162,7 +169,7 @@ func sync(_ arguments: [String]) async throws {
                             try await database.query("UPDATE sync_rows SET shared = -shared - 1 WHERE id % $1 = 0", [modulus])
                             log.with { $0.bulkStatements += 1 }
                         } catch {
-                            log.with { $0.otherErrors.append("bulk statement: \(error)") }
+                            log.with { if $0.failures.count < 5 { $0.failures.append("bulk statement: \(error)") } }
                         }
                         continue
                     }
@@ -185,11 +192,24 @@ func sync(_ arguments: [String]) async throws {
                     }
                     do {
                         try await (viaQuery ? everyone.save() : rows[id]!.save())
-                        if column != own { log.with { $0.sharedConfirmed.append([id, value, viaQuery ? 1 : 0]) } }
+                        log.with { report in
+                            if column != own { report.sharedConfirmed.append([id, value, viaQuery ? 1 : 0]) }
+                            if column == own, report.lastOwn[String(id)] == value { report.ownUnsettled.remove(String(id)) }
+                        }
                     } catch LiveRecordError.conflict {
-                        log.with { $0.conflictsThrown += 1 }
+                        // A save() throws the first failure: its own edit may have failed too.
+                        log.with { report in
+                            report.conflictsThrown += 1
+                            if column == own { report.ownUnsettled.insert(String(id)) }
+                        }
                     } catch {
-                        log.with { $0.otherErrors.append("save: \(error)") }
+                        // A write cut by a server restart: reported, and reverted (or committed
+                        // after all, when only its answer was lost).
+                        log.with { report in
+                            report.savesFailed += 1
+                            if report.failures.count < 5 { report.failures.append("save: \(error)") }
+                            if column == own { report.ownUnsettled.insert(String(id)) }
+                        }
                     }
                 }
             }

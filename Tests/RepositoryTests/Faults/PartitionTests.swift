@@ -22,7 +22,7 @@ struct PartitionTests {
         try await admin.query("INSERT INTO contacts (id, name) VALUES (1, 'before')")
 
         let url = "host=\(partition.serverAddress) port=\(server.port) user=postgres password=partition-pw dbname=postgres"
-        let worker = try partition.run(ConvergenceTests.worker, ["follow", "1"], environment: ["DATABASE_URL": url])
+        let worker = try partition.run(ConvergenceRun.worker, ["follow", "1"], environment: ["DATABASE_URL": url])
         let lines = Recorder<(at: ContinuousClock.Instant, line: String)>()
         worker.readOutputLines { lines.append((ContinuousClock.now, $0)) }
         defer { kill(worker.pid, SIGKILL); _ = worker.wait() }

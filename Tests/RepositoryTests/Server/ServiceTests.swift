@@ -18,7 +18,7 @@ struct ServiceTests {
         try await locker.transaction { connection in
             // The writes wait behind this lock, so they are still pending at SIGTERM.
             try await connection.query("LOCK TABLE contacts IN SHARE MODE")
-            let worker = try ChildProcess(ConvergenceTests.worker, ["serve", "100"],
+            let worker = try ChildProcess(ConvergenceRun.worker, ["serve", "100"],
                                           environment: ProcessInfo.processInfo.environment.merging(["DATABASE_URL": url]) { $1 })
             let lines = Recorder<String>()
             worker.readOutputLines { lines.append($0) }

@@ -1,0 +1,139 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// One run of the multi-process convergence test: four `test-worker sync` processes write the
+/// same rows while a fault is injected, then every promise is checked against the audit.
+struct ConvergenceRun {
+    static let workers = 4
+    static let rows = 40
+    /// `SYNC_CONVERGENCE_SECONDS` sets how long the workers write.
+    static let seconds = ProcessInfo.processInfo.environment["SYNC_CONVERGENCE_SECONDS"].flatMap(Double.init) ?? 3
+
+    /// What a worker prints when it is done (see `Tests/TestWorker/SyncRun.swift`).
+    struct Report: Codable {
+        var worker: Int
+        var policy: String
+        var sets: Int
+        var ownSets: Int
+        var bulkStatements: Int
+        var listsChecked: Int
+        var sharedConfirmed: [[Int64]]
+        var lastOwn: [String: Int64]
+        var ownUnsettled: [String]
+        var conflictsThrown: Int
+        var conflictsReported: Int
+        var sharedReportedLost: [[Int64]]
+        var savesFailed: Int
+        var writesFailed: Int
+        var feedReconnects: Int
+        var refreshesFailed: Int
+        var failures: [String]
+        var otherErrors: [String]
+        var convergeMilliseconds: Int
+        var converged: Bool
+        var mismatch: String?
+    }
+
+    static var worker: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("test-worker").path
+    }
+
+    /// The test schema in `database`: rows with a shared column and one column per worker,
+    /// under change notifications (versioned by `xmin`: no version column); an audit of every
+    /// committed update (the writing transaction, who, old and new values); a phase.
+    static func prepare(_ database: Database) async throws {
+        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
+        try await database.withConnection { connection in
+            try await connection.execute(script: """
+                CREATE TABLE sync_rows (id bigint PRIMARY KEY, shared bigint NOT NULL DEFAULT 0,
+                    w0 bigint NOT NULL DEFAULT 0, w1 bigint NOT NULL DEFAULT 0, w2 bigint NOT NULL DEFAULT 0,
+                    w3 bigint NOT NULL DEFAULT 0);
+                SELECT live.enable_change_notifications('sync_rows');
+                INSERT INTO sync_rows (id) SELECT generate_series(1, \(rows));
+                CREATE TABLE sync_audit (n bigserial PRIMARY KEY, row_id bigint, version bigint, writer text,
+                    old_shared bigint, new_shared bigint, old_w bigint[], new_w bigint[]);
+                CREATE FUNCTION sync_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    INSERT INTO sync_audit (row_id, version, writer, old_shared, new_shared, old_w, new_w)
+                    VALUES (NEW.id, pg_current_xact_id()::xid::text::bigint, current_setting('application_name'), OLD.shared, NEW.shared,
+                            ARRAY[OLD.w0, OLD.w1, OLD.w2, OLD.w3], ARRAY[NEW.w0, NEW.w1, NEW.w2, NEW.w3]);
+                    RETURN NULL;
+                END $$;
+                CREATE TRIGGER sync_audit AFTER UPDATE ON sync_rows FOR EACH ROW EXECUTE FUNCTION sync_audit();
+                CREATE TABLE sync_control (phase text NOT NULL);
+                INSERT INTO sync_control VALUES ('ready');
+                """)
+        }
+    }
+
+    /// The test's own pool onto the test database.
+    let database: Database
+    /// The connection string the workers use.
+    let url: String
+    let seed = UInt64.random(in: 0...UInt64(UInt32.max))
+
+    /// Starts the workers and lets them write while `fault` runs (it is cancelled once they
+    /// are done, and says what it did); then lets them converge and checks every promise.
+    /// The workers' reports, for checks particular to the fault.
+    func run(fault: @escaping @Sendable () async throws -> String) async throws -> [Report] {
+        let environment = ProcessInfo.processInfo.environment.merging(["DATABASE_URL": url]) { $1 }
+        let children = try (0..<Self.workers).map { index in
+            try ChildProcess(Self.worker, ["sync", String(index), String(Self.seconds), String(seed &+ UInt64(index) &* 104_729),
+                                           index % 2 == 0 ? "databaseWins" : "localWins"], environment: environment)
+        }
+        let lines = children.map { child in
+            let lines = Recorder<String>()
+            child.readOutputLines { lines.append($0) }
+            return lines
+        }
+        defer { for child in children where child.exitStatusIfExited() == nil { kill(child.pid, SIGKILL) } }
+        func all(said word: String) async throws -> Bool {
+            try await eventually(timeout: .seconds(60)) { lines.allSatisfy { $0.all.contains(word) } }
+        }
+        try #require(try await all(said: "ready"), "workers did not start (seed \(seed))")
+        try await database.query("UPDATE sync_control SET phase = 'go'")
+        let faults = Task { try await fault() }
+        let written = try await all(said: "written")
+        faults.cancel()
+        let injected = try await faults.value
+        try #require(written, "workers did not finish writing (seed \(seed))")
+        try await database.query("UPDATE sync_control SET phase = 'check'")
+        for child in children { #expect(child.wait() == 0) }
+        // The output is read on another thread, which may still be taking in the report line.
+        try #require(try await eventually { lines.allSatisfy { $0.all.last?.first == "{" } }, "a worker printed no report (seed \(seed))")
+        let reports = try lines.map { lines in
+            try JSONDecoder().decode(Report.self, from: Data((lines.all.last ?? "").utf8))
+        }
+        try await check(reports, injected: injected)
+        return reports
+    }
+
+    /// Every handle and live query converged and published only ordered, whole lists; no
+    /// commit changed a column its writer did not edit; nothing confirmed was lost unreported.
+    private func check(_ reports: [Report], injected: String) async throws {
+        let audit = try await ConvergenceAudit(database, workers: Self.workers)
+        let ownLost = try await audit.ownLost(reports)
+        let unreportedLosses = audit.unreportedLosses(reports)
+        let sum = { (figure: (Report) -> Int) in reports.map(figure).reduce(0, +) }
+        print("""
+            convergence (seed \(seed)): \(Self.workers) processes × \(Self.rows) rows × \(Self.seconds) s: \
+            \(sum(\.sets)) sets (\(sum(\.ownSets)) own column, \(sum(\.sharedConfirmed.count)) shared confirmed), \
+            \(audit.commits) commits, conflicts thrown \(sum(\.conflictsThrown)), reported \(sum(\.conflictsReported)), \
+            unreported losses \(unreportedLosses.count + ownLost.count), stale writes \(audit.staleWrites.count), \
+            converged in \(reports.map(\.convergeMilliseconds).max() ?? -1) ms, \
+            \(sum(\.bulkStatements)) statements flipping many rows, \(sum(\.listsChecked)) live-query lists checked, \
+            \(injected) (\(sum(\.feedReconnects)) reconnects, \(sum(\.refreshesFailed)) re-reads cut, \
+            \(sum(\.savesFailed)) saves failed)
+            """)
+        #expect(reports.allSatisfy { $0.converged }, "\(reports.compactMap(\.mismatch)) (seed \(seed))")
+        #expect(audit.staleWrites.isEmpty, "\(audit.staleWrites.prefix(5)) (seed \(seed))")
+        #expect(ownLost.isEmpty, "\(ownLost.prefix(5)) (seed \(seed))")
+        let lossHistory = try await audit.history(of: unreportedLosses.first)
+        #expect(unreportedLosses.isEmpty, "\(unreportedLosses.prefix(5)) (seed \(seed)); \(lossHistory)")
+        let otherErrors = reports.flatMap(\.otherErrors)
+        #expect(otherErrors.isEmpty, "\(otherErrors.prefix(5)) (seed \(seed))")
+        #expect(sum(\.sets) > Self.workers * 10, "the workers barely wrote")
+        #expect(reports.allSatisfy { $0.listsChecked > 0 }, "a live query published nothing")
+    }
+}
