@@ -166,7 +166,11 @@ func sync(_ arguments: [String]) async throws {
                         // and no writer's values are negative, so it confirms no write.
                         let modulus = Int64.random(in: 1...3, using: &random) == 3 ? 2 : 1
                         do {
-                            try await database.query("UPDATE sync_rows SET shared = -shared - 1 WHERE id % $1 = 0", [modulus])
+                            // The rows are locked in id order, as every such statement does: two never deadlock.
+                            try await database.query("""
+                                UPDATE sync_rows SET shared = -shared - 1
+                                WHERE id IN (SELECT id FROM sync_rows WHERE id % $1 = 0 ORDER BY id FOR UPDATE)
+                                """, [modulus])
                             log.with { $0.bulkStatements += 1 }
                         } catch {
                             log.with { if $0.failures.count < 5 { $0.failures.append("bulk statement: \(error)") } }

@@ -14,3 +14,19 @@ struct Editor: Hashable, Sendable {
         self.task = task
     }
 }
+
+/// The tasks behind some local edits, each with the first and last of them (by count) that it
+/// made or held.
+typealias EditorEdits = [Editor: ClosedRange<UInt64>]
+
+extension EditorEdits {
+    /// `editor` made (or held) edit number `edit` too.
+    mutating func add(_ editor: Editor, edit: UInt64) {
+        self[editor] = self[editor].map { $0.lowerBound...Swift.max($0.upperBound, edit) } ?? edit...edit
+    }
+
+    /// The edits of both.
+    func union(_ other: EditorEdits) -> EditorEdits {
+        merging(other) { Swift.min($0.lowerBound, $1.lowerBound)...Swift.max($0.upperBound, $1.upperBound) }
+    }
+}

@@ -2,30 +2,34 @@
 /// part of a ``SyncState``, changed under its owner's lock.
 ///
 /// Local edits are counted; a call waits until the edits made before it are settled
-/// (committed, superseded, or failed). A failure is thrown by every call waiting for one of
-/// its edits — whichever task made the edit, since a task may wait for edits made on its
-/// behalf by another — and by the first call made after the last of them; then it is closed
-/// to other callers. Each task that made one of its edits throws it from its next call,
-/// however many other calls came between: a task's `save()` that returns means its own edits
-/// are settled without failure.
+/// (committed, superseded, or failed), then throws one failure or none:
+/// - a failure of an edit its own task made (or held, see
+///   ``SyncState/edit(to:readsStarted:editor:)``) before the call, and not yet thrown to that
+///   task by a call made after that edit — however many other tasks' calls came between;
+/// - else one open to every caller: a failure is thrown by every call waiting for one of its
+///   edits, whichever task made it (a task may wait for edits made on its behalf by another),
+///   and by calls made after the last of them until one has thrown it.
+///
+/// When a call throws, the other failures of its task's edits made before it are only on
+/// `errors`.
 struct SaveLedger {
     /// A failure, and the local edits (by count) it undid.
     struct Failure {
         let error: LiveRecordError
         let edits: ClosedRange<UInt64>
-        /// The tasks that made the edits and have not called `save()` since.
-        var editors: Set<Editor>
+        /// The tasks that made or held the edits and were not told since.
+        var editors: EditorEdits
         /// Still thrown by any call made after one of its edits.
         var isOpen = true
     }
 
-    /// The most failures kept for tasks that have not called `save()` since their edit failed.
+    /// The most failures kept: beyond it, the oldest are forgotten (they were on `errors`).
     static var failuresKept: Int { 32 }
 
     private var waiters: [(ticket: Int, through: UInt64, editor: Editor?)] = []
     private var failures: [Failure] = []
 
-    var isEmpty: Bool { waiters.isEmpty }
+    var hasWaiters: Bool { !waiters.isEmpty }
 
     /// A call by `editor` with `ticket`, made after `through` edits.
     mutating func wait(_ ticket: Int, through: UInt64, editor: Editor?) {
@@ -37,7 +41,7 @@ struct SaveLedger {
         waiters.removeAll { $0.ticket == ticket }
     }
 
-    /// The `lost` edits failed with `error`. Beyond ``failuresKept``, the oldest are forgotten.
+    /// The `lost` edits failed with `error`.
     mutating func record(_ error: LiveRecordError, _ lost: LostEdits) {
         failures.append(Failure(error: error, edits: lost.range, editors: lost.editors))
         if failures.count > Self.failuresKept { failures.removeFirst(failures.count - Self.failuresKept) }
@@ -50,12 +54,14 @@ struct SaveLedger {
         guard !ready.isEmpty else { return [] }
         waiters.removeAll { $0.through <= settled }
         let woken = ready.map { waiter in (waiter.ticket, failure(thrownByCallAfter: waiter.through, by: waiter.editor)) }
-        // A task is told of the failures of edits all made before its call (a later edit of its
-        // own in a failure is told by its next call). A failure is closed to other callers once
-        // one that called after all its edits has thrown it, with the others woken with it.
+        // A task is told of its failed edits made before its call (one made after is told by
+        // its next call). A failure is closed to other callers once one that called after all
+        // its edits has thrown it, with the others woken with it.
         for waiter in ready {
             guard let editor = waiter.editor else { continue }
-            for index in failures.indices where failures[index].edits.upperBound <= waiter.through { failures[index].editors.remove(editor) }
+            for index in failures.indices where failures[index].editors[editor].map({ $0.upperBound <= waiter.through }) ?? false {
+                failures[index].editors[editor] = nil
+            }
         }
         if let latest = ready.map(\.through).max() {
             for index in failures.indices where failures[index].edits.upperBound <= latest { failures[index].isOpen = false }
@@ -64,19 +70,19 @@ struct SaveLedger {
         return woken
     }
 
-    /// What a call made after `through` edits, by `editor`, throws: the first failure of an
-    /// edit made before the call that is open to every caller, or that this caller's task made.
+    /// What a call made after `through` edits, by `editor`, throws: the first failure of its
+    /// own task's edits made before the call, else the first open one of an edit made before it.
     private func failure(thrownByCallAfter through: UInt64, by editor: Editor?) -> LiveRecordError? {
-        failures.first { failure in
-            failure.edits.lowerBound <= through && (failure.isOpen || editor.map(failure.editors.contains) == true)
-        }?.error
+        let made = { (failure: Failure) in failure.edits.lowerBound <= through }
+        let own = editor.flatMap { editor in failures.first { $0.editors[editor].map { $0.lowerBound <= through } ?? false } }
+        return (own ?? failures.first { made($0) && $0.isOpen })?.error
     }
 }
 
-/// Local edits lost together: the first and last (by count), and the tasks that made them.
+/// Local edits lost together: the first and last (by count), and the tasks that made or held them.
 struct LostEdits {
     var range: ClosedRange<UInt64>
-    var editors: Set<Editor>
+    var editors: EditorEdits
 
     func merging(_ other: LostEdits) -> LostEdits {
         LostEdits(range: min(range.lowerBound, other.range.lowerBound)...max(range.upperBound, other.range.upperBound),

@@ -8,7 +8,13 @@ extension SyncState {
         var base: Value
         var since: UInt64
         var edits: ClosedRange<UInt64>
-        var editors: Set<Editor>
+        var editors: EditorEdits
+
+        /// Local edit number `edit`, by `editor`, set this field again to the value it shows.
+        mutating func carry(_ edit: UInt64, by editor: Editor?) {
+            edits = edits.lowerBound...edit
+            if let editor { editors.add(editor, edit: edit) }
+        }
     }
 
     /// A write under way: the fields it sets, the value it takes them from, the committed
@@ -18,7 +24,7 @@ extension SyncState {
         let snapshot: Value
         let base: Committed<Content>
         /// Each field's edit.
-        let edits: [Field: Edit]
+        var edits: [Field: Edit]
         let through: UInt64
         /// The number of the last read started when the write was sent: its result shows the
         /// row no later than its commit, which edits made after this may follow.
@@ -41,7 +47,7 @@ extension SyncState: ValueHolding {
     func lostEdits(of fields: Set<Field>) -> LostEdits {
         let carried = fields.flatMap { field in [pending[field], inFlight?.edits[field]].compactMap { $0 } }
         return LostEdits(range: (carried.map(\.edits.lowerBound).min() ?? edits)...(carried.map(\.edits.upperBound).max() ?? edits),
-                         editors: Set(carried.flatMap(\.editors)))
+                         editors: carried.reduce(EditorEdits()) { $0.union($1.editors) })
     }
 
     /// The conflict of `fields` between our value and theirs, as reported.

@@ -65,24 +65,35 @@ struct SyncState<Content: SyncContent> {
 
     /// A local edit by `editor` made the value `new`, after reads up to number `readsStarted`
     /// started. Refused (and reported) when the row is deleted.
+    ///
+    /// It also carries every other local edit not yet settled: the task may have set those
+    /// fields too, to the values they show (which changes nothing), so their failure is its
+    /// failure too.
     mutating func edit(to new: Value, readsStarted: UInt64, editor: Editor? = nil) -> (accepted: Bool, effects: SyncEffects) {
         edits += 1
-        let editors: Set<Editor> = editor.map { [$0] } ?? []
+        let editors: EditorEdits = editor.map { [$0: edits...edits] } ?? [:]
         guard lifecycle == .live else {
             settled = edits
             return (false, fail(.deleted(table: table, key: key), LostEdits(range: edits...edits, editors: editors)) + advance())
         }
         let old = value
         value = new
-        for field in Content.fields(changedFrom: old, to: new) {
+        let changed = Content.fields(changedFrom: old, to: new)
+        for field in localFields.subtracting(changed) {
+            pending[field]?.carry(edits, by: editor)
+            if !inFlightIsAbandoned { inFlight?.edits[field]?.carry(edits, by: editor) }
+        }
+        for field in changed {
             if let edit = pending[field] {
-                pending[field] = Edit(base: edit.base, since: readsStarted, edits: edit.edits.lowerBound...edits, editors: edit.editors.union(editors))
+                pending[field] = Edit(base: edit.base, since: readsStarted, edits: edit.edits.lowerBound...edits,
+                                      editors: edit.editors.union(editors))
             } else {
                 pending[field] = Edit(base: old, since: readsStarted, edits: edits...edits, editors: editors)
             }
         }
         return (true, advance())
     }
+
 
     /// `save()` with `ticket`, called by `editor`: resumed (through ``SyncEffects/wake``) once
     /// every edit made so far is settled — at once if it is.
@@ -185,7 +196,7 @@ struct SyncState<Content: SyncContent> {
             let carried = [pending[field], write.edits[field]].compactMap { $0 }
             pending[field] = Edit(base: theirs, since: carried.map(\.since).max() ?? 0,
                                   edits: (carried.map(\.edits.lowerBound).min() ?? edits)...(carried.map(\.edits.upperBound).max() ?? edits),
-                                  editors: Set(carried.flatMap(\.editors)))
+                                  editors: carried.reduce(EditorEdits()) { $0.union($1.editors) })
         }
         var effects = SyncEffects()
         if !conflicts.isEmpty {
@@ -255,7 +266,7 @@ struct SyncState<Content: SyncContent> {
         let hadEdits = alsoLost != nil || !held.isEmpty
         let lost = [alsoLost, held.isEmpty ? nil : lostEdits(of: held)].compactMap { $0 }
             .reduce(nil as LostEdits?) { lost, next in lost?.merging(next) ?? next }
-            ?? LostEdits(range: edits...edits, editors: [])
+            ?? LostEdits(range: edits...edits, editors: [:])
         pending = [:]
         inFlightIsAbandoned = inFlight != nil
         value = committed.value
@@ -311,7 +322,7 @@ struct SyncState<Content: SyncContent> {
             effects.startWriting = true
         }
         if (pending.isEmpty && inFlight == nil) || lifecycle == .deleted { settled = edits }
-        if !saves.isEmpty { effects.wake = saves.wake(settled: settled) }
+        if saves.hasWaiters { effects.wake = saves.wake(settled: settled) }
         return effects
     }
 

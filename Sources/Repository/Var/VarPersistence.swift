@@ -18,9 +18,10 @@ extension Var {
     /// Waits until every change made through this `Var` (or any reference into the same live
     /// record) is durable, and throws what went wrong since the last `save()` — a constraint
     /// violation, a conflict, a deleted row, a lost connection. A failed edit is also thrown by
-    /// the next `save()` of the task that made it, whatever other tasks' calls threw, so a
-    /// task's `save()` that returns means its own edits are durable (see the *Sync Semantics*
-    /// article). For a plain in-memory `Var`, returns at once.
+    /// the next `save()` of the task that made it, whatever other tasks' calls threw: a task's
+    /// `save()` that returns means the edits it made since its last throwing `save()` are
+    /// durable (see the *Sync Semantics* article for the exact rules). For a plain in-memory
+    /// `Var`, returns at once.
     public func save() async throws {
         try await persistence?.save()
     }

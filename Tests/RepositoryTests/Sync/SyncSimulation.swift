@@ -71,9 +71,10 @@ struct SyncSimulation {
     private var reads: [Read] = []
     private var write: WriteStage?
     private var isWriting = false
-    /// Local edits the state accepted: the field, the value, whether a write was needed, and
-    /// the task that made it.
-    private(set) var edits: [(field: String, value: Int, time: Int, pending: Bool, editor: Editor)] = []
+    /// Local edits the state accepted: the field, the value, whether a write was needed, the
+    /// task that made it, and from when the database must hold the value for the edit to count
+    /// as done (nil: it changed nothing and set no local edit again).
+    private(set) var edits: [(field: String, value: Int, time: Int, pending: Bool, editor: Editor, wantedFrom: Int?)] = []
     private(set) var reports: [(error: LiveRecordError, time: Int)] = []
     private var saves: [Int: (edits: Int, time: Int, editor: Editor)] = [:]
     private(set) var resolvedSaves: [(ticket: Int, failure: LiveRecordError?, called: Int, time: Int, editor: Editor)] = []
@@ -100,10 +101,12 @@ struct SyncSimulation {
             let field = event == .editA ? "a" : "b"
             var new = state.value
             new[field] = value
+            // Setting a column to the value it shows is no edit — but when that value is a local
+            // edit not yet settled, the task wants it as much as the task that made it.
             let changed = state.value[field] != value
+            let wantedFrom = changed ? clock : state.localFields.contains(field) ? edits.last { $0.field == field && $0.pending }?.time : nil
             let (accepted, effects) = state.edit(to: new, readsStarted: sequence, editor: Self.editor(value))
-            // Setting a column to the value it holds is no edit.
-            if accepted { edits.append((field, value, clock, changed, Self.editor(value))) }
+            if accepted { edits.append((field, value, clock, changed, Self.editor(value), wantedFrom)) }
             perform(effects)
         case .commitA, .commitB:
             guard var current = row else { return }
@@ -228,7 +231,7 @@ struct SyncSimulation {
         }
     }
 
-    private func lastEdit(of field: String, before time: Int = .max, by editor: Editor? = nil) -> (field: String, value: Int, time: Int, pending: Bool, editor: Editor)? {
+    private func lastEdit(of field: String, before time: Int = .max, by editor: Editor? = nil) -> (field: String, value: Int, time: Int, pending: Bool, editor: Editor, wantedFrom: Int?)? {
         edits.last { $0.field == field && $0.time <= time && (editor == nil || $0.editor == editor) }
     }
 
@@ -279,17 +282,18 @@ struct SyncSimulation {
     /// column that is — or an earlier `save()`, called after that edit, threw its failure
     /// before this one returned. (Saves woken together all throw it: they may be different
     /// tasks', and a waiting caller cannot tell whose edit it was.) The last edit of each column
-    /// its own task made before it is committed or superseded, or an earlier `save()` of that
-    /// task threw — whatever other tasks' saves threw.
+    /// its own task made before it — also one that set a local edit's value again — is committed or
+    /// superseded, or an earlier `save()` of that task, called after that edit, threw (one call
+    /// throws one failure) — whatever other tasks' saves threw.
     private mutating func checkSaves() {
         for (ticket, failure, called, time, editor) in resolvedSaves where failure == nil {
             for field in ["a", "b"] {
                 let last = lastEdit(of: field, before: called), own = lastEdit(of: field, before: called, by: editor)
                 for edit in own?.time == last?.time ? [last] : [last, own] {
-                    guard let edit, edit.pending else { continue }
-                    let committed = databaseHeld(field, edit.value, from: edit.time, to: time)
+                    guard let edit, let wantedFrom = edit.wantedFrom, edit.pending || edit.editor == editor else { continue }
+                    let committed = databaseHeld(field, edit.value, from: wantedFrom, to: time)
                     let superseded = edits.contains { later in
-                        later.field == field && later.time > edit.time && databaseHeld(field, later.value, from: later.time, to: time)
+                        later.field == field && later.pending && later.time > edit.time && databaseHeld(field, later.value, from: later.time, to: time)
                     }
                     // Its own edit's failure must have been thrown to its own task.
                     let thrown = resolvedSaves.contains { other in

@@ -67,4 +67,60 @@ struct SyncStateSaveTests {
         #expect(!throwsOnSave(&state, 2, by: ada))  // ada's was among the oldest, forgotten
         #expect(throwsOnSave(&state, 3, by: Editor(task: 100 + SaveLedger.failuresKept + 5)))
     }
+
+    /// The write under way fails with a lost connection.
+    func failWrite(_ state: inout State) -> [(ticket: Int, failure: LiveRecordError?)] {
+        _ = state.nextWrite(readsStarted: 1)
+        return state.writeFailed(.writeFailed(table: "t", key: "1", PostgresError(.connectionLost, "connection lost"))).wake
+    }
+
+    func fresh() -> State {
+        State(table: "t", key: "1", policy: .databaseWins, committed: Committed(value: TwoColumns(a: 0, b: 0), version: 1), sequence: 1)
+    }
+
+    @Test("setting a column to the value another task's unsaved edit gave it: the task is told when that edit fails")
+    func sameValueAgain() {
+        var state = fresh()
+        _ = state.edit(to: TwoColumns(a: 1, b: 0), readsStarted: 1, editor: grace)
+        let (accepted, _) = state.edit(to: TwoColumns(a: 1, b: 0), readsStarted: 1, editor: ada)  // changes nothing
+        #expect(accepted)
+        _ = failWrite(&state)
+        #expect(throwsOnSave(&state, 1, by: linus))  // the next caller
+        #expect(throwsOnSave(&state, 2, by: ada))  // a = 1 was hers too
+        #expect(throwsOnSave(&state, 3, by: grace))
+    }
+
+    @Test("a task's own failure is thrown before another task's that is still open")
+    func ownFailureFirst() {
+        var state = fresh()
+        _ = state.edit(to: TwoColumns(a: 0, b: 1), readsStarted: 1, editor: grace)
+        _ = failWrite(&state)  // grace's b = 1 failed: open
+        _ = state.edit(to: TwoColumns(a: 2, b: 0), readsStarted: 1, editor: ada)
+        _ = state.nextWrite(readsStarted: 1)
+        _ = state.writeFailed(.writeFailed(table: "t", key: "1", PostgresError(.server, "a constraint")))
+        let wake = state.save(1, editor: ada).wake
+        guard case .writeFailed(_, _, let error)? = wake.first?.failure else {
+            Issue.record("ada's save returned")
+            return
+        }
+        #expect(error.message == "a constraint")
+        #expect(throwsOnSave(&state, 2, by: grace))  // hers is still hers to be told
+    }
+
+    @Test("a task told of a failure is not told again when another task's later edit was lost with it")
+    func toldOnce() {
+        var state = fresh()
+        _ = state.edit(to: TwoColumns(a: 1, b: 0), readsStarted: 1, editor: ada)
+        _ = state.save(1, editor: ada)
+        _ = state.edit(to: TwoColumns(a: 1, b: 2), readsStarted: 1, editor: grace)
+        let woken = failWrite(&state)  // both edits lost together
+        #expect(woken.count == 1 && woken[0].failure != nil)
+        #expect(throwsOnSave(&state, 2, by: grace))
+        _ = state.edit(to: TwoColumns(a: 3, b: 0), readsStarted: 1, editor: ada)
+        let (write, _) = state.nextWrite(readsStarted: 1)
+        _ = state.writeSucceeded(Committed(value: TwoColumns(a: 3, b: 0), version: 2), sequence: 2, isWriteResult: true)
+        #expect(write != nil)
+        #expect(!throwsOnSave(&state, 3, by: ada))
+    }
 }
+
