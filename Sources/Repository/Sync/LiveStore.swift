@@ -73,7 +73,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         })
     }
 
-    /// Waits until every edit made before it is settled, and throws the first that failed
+    /// Waits until every edit made before it is settled, and throws a failure
     /// (see ``SaveLedger`` for which calls throw which); cancelling the task stops the
     /// wait (with `CancellationError`), not the writes.
     func save() async throws {
@@ -94,7 +94,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         return ticket
     }
 
-    /// Waits until the edits counted by `ticket` are settled; throws the first that failed.
+    /// Waits until the edits counted by `ticket` are settled; throws a failure (see ``SaveLedger``).
     func awaitSave(_ ticket: Int) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

@@ -3,15 +3,15 @@
 ///
 /// Local edits are counted; a call waits until the edits made before it are settled
 /// (committed, superseded, or failed), then throws one failure or none:
-/// - a failure of an edit its own task made (or held, see
+/// - a failure of an edit its own task made (or carried, see
 ///   ``SyncState/edit(to:readsStarted:editor:)``) before the call, and not yet thrown to that
 ///   task by a call made after that edit — however many other tasks' calls came between;
-/// - else one open to every caller: a failure is thrown by every call waiting for one of its
-///   edits, whichever task made it (a task may wait for edits made on its behalf by another),
-///   and by calls made after the last of them until one has thrown it.
+/// - else one open to every caller: a failure is open from the start, so every call waiting
+///   for one of its edits throws it, whichever task made it (a task may wait for edits made on
+///   its behalf by another); it is closed once calls made after all its edits are woken.
 ///
-/// When a call throws, the other failures of its task's edits made before it are only on
-/// `errors`.
+/// The failures a call covers but does not throw — its task's others, and other tasks' it
+/// closes — are on `errors` only.
 struct SaveLedger {
     /// A failure, and the local edits (by count) it undid.
     struct Failure {
@@ -23,7 +23,8 @@ struct SaveLedger {
         var isOpen = true
     }
 
-    /// The most failures kept: beyond it, the oldest are forgotten (they were on `errors`).
+    /// The most failures kept only for the tasks that made them (closed to other callers):
+    /// beyond it, the oldest are forgotten (they were on `errors`).
     static var failuresKept: Int { 32 }
 
     private var waiters: [(ticket: Int, through: UInt64, editor: Editor?)] = []
@@ -44,7 +45,6 @@ struct SaveLedger {
     /// The `lost` edits failed with `error`.
     mutating func record(_ error: LiveRecordError, _ lost: LostEdits) {
         failures.append(Failure(error: error, edits: lost.range, editors: lost.editors))
-        if failures.count > Self.failuresKept { failures.removeFirst(failures.count - Self.failuresKept) }
     }
 
     /// The calls whose edits are all settled once `settled` edits are, each with what it
@@ -67,6 +67,12 @@ struct SaveLedger {
             for index in failures.indices where failures[index].edits.upperBound <= latest { failures[index].isOpen = false }
         }
         failures.removeAll { !$0.isOpen && $0.editors.isEmpty }
+        // Open ones stay until a call throws them: only those kept for their tasks are bounded.
+        let closed = failures.indices.filter { !failures[$0].isOpen }
+        if closed.count > Self.failuresKept {
+            let forgotten = Set(closed.prefix(closed.count - Self.failuresKept))
+            failures = failures.indices.filter { !forgotten.contains($0) }.map { failures[$0] }
+        }
         return woken
     }
 

@@ -45,7 +45,8 @@ extension SyncState: ValueHolding {
 
     /// The local edits that the edits of `fields` carry; the latest when none is known.
     func lostEdits(of fields: Set<Field>) -> LostEdits {
-        let carried = fields.flatMap { field in [pending[field], inFlight?.edits[field]].compactMap { $0 } }
+        let writing = inFlightIsAbandoned ? nil : inFlight  // an abandoned write's edits were reported lost already
+        let carried = fields.flatMap { field in [pending[field], writing?.edits[field]].compactMap { $0 } }
         return LostEdits(range: (carried.map(\.edits.lowerBound).min() ?? edits)...(carried.map(\.edits.upperBound).max() ?? edits),
                          editors: carried.reduce(EditorEdits()) { $0.union($1.editors) })
     }

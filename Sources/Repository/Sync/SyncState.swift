@@ -221,10 +221,12 @@ struct SyncState<Content: SyncContent> {
     }
 
     private mutating func settleFailure(_ error: LiveRecordError) -> SyncEffects {
-        let lost = lostEdits(of: localFields)
+        let fields = localFields
+        let lost = lostEdits(of: fields)
         (inFlight, inFlightIsAbandoned) = (nil, false)
         pending = [:]
-        var effects = fail(error, lost)
+        // A write abandoned when the row was deleted lost its edits then, and they were reported.
+        var effects = fields.isEmpty ? SyncEffects(reports: [error]) : fail(error, lost)
         if Content.differs(value, committed.value) {
             value = committed.value
             effects.publish = .revert

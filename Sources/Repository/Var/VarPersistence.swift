@@ -20,7 +20,8 @@ extension Var {
     /// violation, a conflict, a deleted row, a lost connection. A failed edit is also thrown by
     /// the next `save()` of the task that made it, whatever other tasks' calls threw: a task's
     /// `save()` that returns means the edits it made since its last throwing `save()` are
-    /// durable (see the *Sync Semantics* article for the exact rules). For a plain in-memory
+    /// durable (see the *Sync Semantics* article for the exact rules, such as the 32 failures
+    /// kept per value for tasks that do not come back). For a plain in-memory
     /// `Var`, returns at once.
     public func save() async throws {
         try await persistence?.save()

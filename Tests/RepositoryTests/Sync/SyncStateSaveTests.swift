@@ -55,7 +55,7 @@ struct SyncStateSaveTests {
         #expect(!throwsOnSave(&state, 4, by: linus))  // closed to others: thrown to a caller after all its edits
     }
 
-    @Test("failed edits no task comes back for: only the newest are kept (failuresKept)")
+    @Test("failures kept only for tasks that do not come back: the newest are kept (failuresKept)")
     func bounded() {
         var state = failedEdit(by: ada)
         for value in 2...(SaveLedger.failuresKept + 5) {
@@ -63,8 +63,8 @@ struct SyncStateSaveTests {
             _ = state.nextWrite(readsStarted: 1)
             _ = state.writeFailed(.writeFailed(table: "t", key: "1", PostgresError(.connectionLost, "connection lost")))
         }
-        #expect(throwsOnSave(&state, 1, by: linus))  // every failure kept is still open
-        #expect(!throwsOnSave(&state, 2, by: ada))  // ada's was among the oldest, forgotten
+        #expect(throwsOnSave(&state, 1, by: linus))  // all open: the oldest is thrown, and all are closed
+        #expect(!throwsOnSave(&state, 2, by: ada))  // closed and kept for their tasks: ada's, the oldest, is forgotten
         #expect(throwsOnSave(&state, 3, by: Editor(task: 100 + SaveLedger.failuresKept + 5)))
     }
 
