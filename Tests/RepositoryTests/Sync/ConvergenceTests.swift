@@ -7,10 +7,13 @@ import Testing
 /// committed row version, while their connections are cut or the server restarts.
 @Suite("Multi-process convergence", .serialized)
 struct ConvergenceTests {
-    /// Every worker's listening connection is cut each time this many more commits are audited.
-    static let commitsBetweenFeedCuts: Int64 = 1000
+    /// Every worker's listening connection is cut once this many commits are audited, and again
+    /// each time ``commitsBetweenFeedCuts`` more are (a slow machine, such as one running the
+    /// thread sanitizer, commits a few hundred in a run).
+    static let commitsBeforeFeedCut: Int64 = 100
+    static let commitsBetweenFeedCuts: Int64 = 500
     /// The server restarts once this many commits are audited.
-    static let commitsBeforeRestart: Int64 = 300
+    static let commitsBeforeRestart: Int64 = 100
 
     @Test("4 processes × 40 rows, mixed policies, statements flipping many rows, listening connections cut: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported")
     func convergence() async throws {
@@ -53,12 +56,12 @@ struct ConvergenceTests {
         #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected")
     }
 
-    /// While the workers write: terminates every worker's listening connection each time
-    /// another ``commitsBetweenFeedCuts`` commits are audited, until cancelled; how many
-    /// connections it terminated.
+    /// While the workers write: terminates every worker's listening connection once
+    /// ``commitsBeforeFeedCut`` commits are audited, and each time ``commitsBetweenFeedCuts``
+    /// more are, until cancelled; how many connections it terminated.
     static func cutListeningConnections(of database: Database) async throws -> Int {
         var cut = 0
-        var next = commitsBetweenFeedCuts
+        var next = commitsBeforeFeedCut
         while try await waitForCommits(next, in: database) {
             cut += try await database.query("""
                 SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
