@@ -2,13 +2,15 @@
 // one writer process of the multi-process convergence test (Tests/RepositoryTests/Sync/ConvergenceTests).
 //
 // Holds live handles on every row of `sync_rows` — through `read(id:)` and through a live query —
-// and, once the test sets phase 'go', writes for <seconds>: its own column `w<index>` and the
+// and, once the test sets phase 'go', writes for at least <seconds> (it says 'long enough' then)
+// and until the test sets phase 'stop' (it says 'written' then): its own column `w<index>` and the
 // shared column, at random rows, from three tasks at once, awaiting every save(); now and then
 // one statement flips the shared column of many rows at once, which reverses their order in the
 // live query. Every list the live query publishes meanwhile is checked: all rows, in order.
 // Saves that fail (the test may restart the server) are counted, not fatal. Then it waits for
 // phase 'check', waits until every handle equals the table, and prints one JSON line with what
-// it did and saw.
+// it did and saw. (The test's fault, such as a server restart, may end after <seconds>: the
+// writes go on until it has.)
 import Foundation
 import IdentifiedCollections
 import Repository
@@ -91,6 +93,14 @@ final class ListCheck: @unchecked Sendable {  // every access is under `lock`
     func report(_ body: (Int, [String]) -> Void) { lock.lock(); defer { lock.unlock() }; body(lists, errors) }
 }
 
+/// A flag set once, read from any task.
+final class Flag: @unchecked Sendable {  // `isSet` is only touched under `lock`
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func set() { lock.lock(); defer { lock.unlock() }; value = true }
+}
+
 /// Writes as one of the convergence test's processes (see the file's opening comment).
 func sync(_ arguments: [String]) async throws {
     guard arguments.count == 4, let index = Int(arguments[0]), let seconds = Double(arguments[1]), let seed = UInt64(arguments[2]) else {
@@ -156,11 +166,18 @@ func sync(_ arguments: [String]) async throws {
 
     try await wait(for: "go")
     let deadline = ContinuousClock.now + .seconds(seconds)
+    let stopped = Flag()
+    let phaseWatch = Task {
+        try await Task.sleep(until: deadline)
+        say("long enough")
+        try await wait(for: "stop")
+        stopped.set()
+    }
     await withTaskGroup(of: Void.self) { group in
         for task in 0..<3 {
             group.addTask {
                 var random = SplitMix(state: seed &+ UInt64(task) &* 7919)
-                while ContinuousClock.now < deadline {
+                while !stopped.isSet {
                     if Int.random(in: 0..<40, using: &random) == 0 {
                         // Every row (or every other one) at once: -v - 1 reverses their order,
                         // and no writer's values are negative, so it confirms no write.
@@ -219,6 +236,7 @@ func sync(_ arguments: [String]) async throws {
             }
         }
     }
+    try await phaseWatch.value
     say("written")
 
     // Every writer has stopped: each handle, and the live query, must come to equal the table.

@@ -73,9 +73,10 @@ struct ConvergenceRun {
     let url: String
     let seed = UInt64.random(in: 0...UInt64(UInt32.max))
 
-    /// Starts the workers and lets them write while `fault` runs (it is cancelled once they
-    /// are done, and says what it did); then lets them converge and checks every promise.
-    /// The workers' reports, for checks particular to the fault.
+    /// Starts the workers and lets them write while `fault` runs: for at least ``seconds``, and
+    /// until it is over (it is cancelled then, and says what it did; a fault that must run to
+    /// its end ignores that). Then lets them converge and checks every promise. The workers'
+    /// reports, for checks particular to the fault.
     func run(fault: @escaping @Sendable () async throws -> String) async throws -> [Report] {
         let environment = ProcessInfo.processInfo.environment.merging(["DATABASE_URL": url]) { $1 }
         let children = try (0..<Self.workers).map { index in
@@ -94,10 +95,12 @@ struct ConvergenceRun {
         try #require(try await all(said: "ready"), "workers did not start (seed \(seed))")
         try await database.query("UPDATE sync_control SET phase = 'go'")
         let faults = Task { try await fault() }
-        let written = try await all(said: "written")
+        let wroteLongEnough = try await all(said: "long enough")
         faults.cancel()
         let injected = try await faults.value
-        try #require(written, "workers did not finish writing (seed \(seed))")
+        try #require(wroteLongEnough, "workers did not write (seed \(seed))")
+        try await database.query("UPDATE sync_control SET phase = 'stop'")
+        try #require(try await all(said: "written"), "workers did not stop writing (seed \(seed))")
         try await database.query("UPDATE sync_control SET phase = 'check'")
         for child in children { #expect(child.wait() == 0) }
         // The output is read on another thread, which may still be taking in the report line.

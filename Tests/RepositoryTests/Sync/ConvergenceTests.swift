@@ -39,14 +39,15 @@ struct ConvergenceTests {
         let url = "host=\(server.socketDirectory) port=\(server.port) user=\(server.superuser) dbname=postgres"
         let restarted = Locked<LocalServer?>(nil)
         let reports = try await ConvergenceRun(database: database, url: url).run {
-            guard try await Self.waitForCommits(Self.commitsBeforeRestart, in: database) else { return "no restart (too few commits)" }
-            // Not cancelled with the fault once the workers are done: the server must come back.
-            let again = try await Task {
+            // Not cancelled once the workers have written long enough: they write on until the
+            // server is back.
+            try await Task {
+                guard try await Self.waitForCommits(Self.commitsBeforeRestart, in: database) else { return "no restart" }
                 try await server.stop()
-                return try await LocalServer.start(.persistent(directory: directory))
+                let again = try await LocalServer.start(.persistent(directory: directory))
+                restarted.withLock { $0 = again }
+                return "the server restarted after \(Self.commitsBeforeRestart) commits"
             }.value
-            restarted.withLock { $0 = again }
-            return "the server restarted after \(Self.commitsBeforeRestart) commits"
         }
         database.close()
         let again = restarted.withLock { $0 }
@@ -72,9 +73,10 @@ struct ConvergenceTests {
         return cut
     }
 
-    /// Waits until `commits` updates are audited: false when cancelled first.
+    /// Waits until `commits` updates are audited: false when cancelled first, or after a minute.
     static func waitForCommits(_ commits: Int64, in database: Database) async throws -> Bool {
-        while !Task.isCancelled {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !Task.isCancelled, ContinuousClock.now < deadline {
             if try await database.query("SELECT count(*) FROM sync_audit")[0].decode(Int64.self, at: 0) >= commits { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }
