@@ -29,6 +29,7 @@ struct Report: Codable {
     var worker: Int
     var policy: String
     var sets = 0
+    var savesWaiting = 0                   // save() calls under way now (for the heartbeat)
     var ownSets = 0
     var sharedConfirmed: [[Int64]] = []  // [row, value, 1 if set through the live query] of shared writes whose save() returned
     var lastOwn: [String: Int64] = [:]    // row -> last value set in this worker's column
@@ -167,6 +168,13 @@ func sync(_ arguments: [String]) async throws {
     try await wait(for: "go")
     let deadline = ContinuousClock.now + .seconds(seconds)
     let stopped = Flag()
+    // A line a second while writing, so a stuck worker shows where it is.
+    let heartbeat = Task {
+        while !Task.isCancelled {
+            try await Task.sleep(for: .seconds(1))
+            say(log.with { "writing: \($0.sets) sets, \($0.savesWaiting) save() calls waiting, \($0.savesFailed) failed" })
+        }
+    }
     let phaseWatch = Task {
         try await Task.sleep(until: deadline)
         say("long enough")
@@ -211,6 +219,8 @@ func sync(_ arguments: [String]) async throws {
                             report.lastOwn[String(id)] = value
                         }
                     }
+                    log.with { $0.savesWaiting += 1 }
+                    defer { log.with { $0.savesWaiting -= 1 } }
                     do {
                         try await (viaQuery ? everyone.save() : rows[id]!.save())
                         log.with { report in
@@ -237,6 +247,7 @@ func sync(_ arguments: [String]) async throws {
         }
     }
     try await phaseWatch.value
+    heartbeat.cancel()
     say("written")
 
     // Every writer has stopped: each handle, and the live query, must come to equal the table.

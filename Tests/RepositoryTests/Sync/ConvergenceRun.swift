@@ -92,15 +92,25 @@ struct ConvergenceRun {
         func all(said word: String) async throws -> Bool {
             try await eventually(timeout: .seconds(60)) { lines.allSatisfy { $0.all.contains(word) } }
         }
-        try #require(try await all(said: "ready"), "workers did not start (seed \(seed))")
+        /// Each worker's last lines (and how it ended, if it did), for a failure's message.
+        func lastSaid() -> String {
+            zip(children, lines).enumerated().map { index, worker in
+                let (child, lines) = worker
+                let ended = child.exitStatusIfExited().map { status in
+                    " — exited \(status): \(String(decoding: child.readErrors(), as: UTF8.self).prefix(500))"
+                } ?? ""
+                return "worker \(index): \(lines.all.suffix(3).joined(separator: " | "))\(ended)"
+            }.joined(separator: "; ")
+        }
+        try #require(try await all(said: "ready"), "workers did not start (seed \(seed)): \(lastSaid())")
         try await database.query("UPDATE sync_control SET phase = 'go'")
         let faults = Task { try await fault() }
         let wroteLongEnough = try await all(said: "long enough")
         faults.cancel()
         let injected = try await faults.value
-        try #require(wroteLongEnough, "workers did not write (seed \(seed))")
+        try #require(wroteLongEnough, "workers did not write (seed \(seed)): \(lastSaid())")
         try await database.query("UPDATE sync_control SET phase = 'stop'")
-        try #require(try await all(said: "written"), "workers did not stop writing (seed \(seed))")
+        try #require(try await all(said: "written"), "workers did not stop writing (seed \(seed)): \(lastSaid())")
         try await database.query("UPDATE sync_control SET phase = 'check'")
         for child in children { #expect(child.wait() == 0) }
         // The output is read on another thread, which may still be taking in the report line.
