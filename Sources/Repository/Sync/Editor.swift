@@ -16,11 +16,11 @@ struct Editor: Hashable, Sendable {
 }
 
 /// The tasks behind some local edits, each with the first and last of them (by count) that it
-/// made or held.
+/// made or carried.
 typealias EditorEdits = [Editor: ClosedRange<UInt64>]
 
 extension EditorEdits {
-    /// `editor` made (or held) edit number `edit` too.
+    /// `editor` made (or carried) edit number `edit` too.
     mutating func add(_ editor: Editor, edit: UInt64) {
         self[editor] = self[editor].map { $0.lowerBound...Swift.max($0.upperBound, edit) } ?? edit...edit
     }

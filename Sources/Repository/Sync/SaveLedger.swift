@@ -17,7 +17,7 @@ struct SaveLedger {
     struct Failure {
         let error: LiveRecordError
         let edits: ClosedRange<UInt64>
-        /// The tasks that made or held the edits and were not told since.
+        /// The tasks that made or carried the edits and were not told since.
         var editors: EditorEdits
         /// Still thrown by any call made after one of its edits.
         var isOpen = true
@@ -68,10 +68,13 @@ struct SaveLedger {
         }
         failures.removeAll { !$0.isOpen && $0.editors.isEmpty }
         // Open ones stay until a call throws them: only those kept for their tasks are bounded.
-        let closed = failures.indices.filter { !failures[$0].isOpen }
-        if closed.count > Self.failuresKept {
-            let forgotten = Set(closed.prefix(closed.count - Self.failuresKept))
-            failures = failures.indices.filter { !forgotten.contains($0) }.map { failures[$0] }
+        var excess = failures.filter { !$0.isOpen }.count - Self.failuresKept
+        if excess > 0 {
+            failures = failures.filter { failure in
+                guard !failure.isOpen, excess > 0 else { return true }
+                excess -= 1
+                return false
+            }
         }
         return woken
     }
@@ -79,13 +82,12 @@ struct SaveLedger {
     /// What a call made after `through` edits, by `editor`, throws: the first failure of its
     /// own task's edits made before the call, else the first open one of an edit made before it.
     private func failure(thrownByCallAfter through: UInt64, by editor: Editor?) -> LiveRecordError? {
-        let made = { (failure: Failure) in failure.edits.lowerBound <= through }
         let own = editor.flatMap { editor in failures.first { $0.editors[editor].map { $0.lowerBound <= through } ?? false } }
-        return (own ?? failures.first { made($0) && $0.isOpen })?.error
+        return (own ?? failures.first { $0.isOpen && $0.edits.lowerBound <= through })?.error
     }
 }
 
-/// Local edits lost together: the first and last (by count), and the tasks that made or held them.
+/// Local edits lost together: the first and last (by count), and the tasks that made or carried them.
 struct LostEdits {
     var range: ClosedRange<UInt64>
     var editors: EditorEdits
