@@ -18,9 +18,15 @@ class ObservationSubject: Observable, @unchecked Sendable {
     /// The whole value, as Swift Observation sees it: `\.whole`.
     var whole: Int { 0 }
 
-    /// A part of the value, as Swift Observation sees it: a key path `\.[part: key]`.
+    /// A part of the value, as Swift Observation sees it: a key path `\.[part: key]`, named by
+    /// its path from the root. The token rides along, outside equality, so that the part is
+    /// kept while Observation holds the key path (see ``ObservedParts``).
     struct PartKey: Hashable, @unchecked Sendable {  // the components are immutable values
         let path: [AnyHashable]
+        let token: PartToken
+
+        static func == (lhs: PartKey, rhs: PartKey) -> Bool { lhs.path == rhs.path }
+        func hash(into hasher: inout Hasher) { hasher.combine(path) }
     }
 
     subscript(part key: PartKey) -> Int { 0 }
@@ -39,9 +45,8 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
     private let lock = Lock()
     private var state: State
     private var observers = ObserverList<State.Root>()
-    /// Parts of the value read under Swift Observation, each with how to tell whether a change
-    /// of the value changed it (see ``ObservedPart``).
-    private var parts: [PartKey: (Any, Any) -> Bool] = [:]
+    /// Parts of the value Swift Observation may be tracking (see ``ObservedParts``).
+    private var parts = ObservedParts()
     /// Whether the value was ever read under Swift Observation's registrar: until it is, no
     /// observation can be waiting for a change, and telling the registrar is skipped.
     private var isTracked = false
@@ -75,13 +80,16 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
             lock.withLock { isTracked = true }
             return registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.whole)
         }
-        let key = PartKey(path: path)
-        lock.withLock {
+        // The token leaves the lock inside the key, so that it is released outside it.
+        let key = lock.withLock {
             isTracked = true
-            if parts[key] == nil { parts[key] = differs }
+            return PartKey(path: path, token: parts.register(path, differs: differs))
         }
         registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.[part: key])
     }
+
+    /// How many parts of the value are kept for Swift Observation (for tests).
+    var trackedPartCount: Int { lock.withLock { parts.keptCount() } }
 
     /// Reads the state under the lock.
     func inspect<Result>(_ body: (State) -> Result) -> Result {
@@ -107,13 +115,17 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
         var changedParts: [PartKey]?
         var result: Result?
         lock.withLock {
-            let old = Self.root(of: &state)
+            // The value before the change, only when someone compares it with the new one: a
+            // copy kept across the change makes the change copy the whole value.
+            let old = observers.isEmpty && parts.isEmpty ? nil : Self.root(of: &state)
             let outcome = body(&state)
             result = outcome.result
             guard let author = outcome.publish else { return }
             // Swift Observation is told only about values read under it at least once.
+            if isTracked { changedParts = [] }
+            guard let old else { return }
             let new = Self.root(of: &state)
-            if isTracked { changedParts = parts.isEmpty ? [] : parts.filter { $0.value(old, new) }.map { $0.key } }
+            if isTracked { changedParts = parts.changed(from: old, to: new) }
             // A live query handing rows read from the database to their stores does not hear
             // back from each store (see ``QueryHandOver``).
             let handingOver = author == .database ? QueryHandOver.current : nil

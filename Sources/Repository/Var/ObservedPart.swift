@@ -6,8 +6,9 @@ struct ObservedPart {
     /// The components from the root; empty for the root; nil when a component cannot name a
     /// part (then the parent's part is registered instead).
     let path: [AnyHashable]?
-    /// This part of a root value (type-erased).
-    let project: (Any) -> Any
+    /// This part of a root value (type-erased); nil where the root holds no such part (an
+    /// index past the end, an id that is gone) — a part that is gone has changed.
+    let project: (Any) -> Any?
     /// Registers access to a part of the root (nil: the whole root), with how to tell whether
     /// a change of the root changed that part.
     let register: ([AnyHashable]?, @escaping (Any, Any) -> Bool) -> Void
@@ -18,25 +19,33 @@ struct ObservedPart {
         register = { path, differs in cell.registerAccess(part: path, differs: differs) }
     }
 
-    private init(path: [AnyHashable]?, project: @escaping (Any) -> Any, register: @escaping ([AnyHashable]?, @escaping (Any, Any) -> Bool) -> Void) {
+    private init(path: [AnyHashable]?, project: @escaping (Any) -> Any?, register: @escaping ([AnyHashable]?, @escaping (Any, Any) -> Bool) -> Void) {
         self.path = path
         self.project = project
         self.register = register
     }
 
-    /// The part named `component` of this one, read from this one's value with `read`.
-    func child(_ component: AnyHashable?, _ read: @escaping (Any) -> Any) -> ObservedPart {
+    /// The part named `component` of this one, read from this one's value with `read` (nil
+    /// where this one's value holds no such part; `read` must not trap).
+    func child(_ component: AnyHashable?, _ read: @escaping (Any) -> Any?) -> ObservedPart {
         guard let path, let component else {
             return self  // cannot be told apart: register as the parent does
         }
         let project = self.project
-        return ObservedPart(path: path + [component], project: { read(project($0)) }, register: register)
+        return ObservedPart(path: path + [component], project: { project($0).flatMap(read) }, register: register)
     }
 
-    /// Registers access to this part; `differs` compares two values of it.
+    /// Registers access to this part; `differs` compares two values of it. A part that
+    /// appears or disappears has changed.
     func registerAccess(differs: @escaping (Any, Any) -> Bool) {
         guard let path, !path.isEmpty else { return register(nil, { _, _ in true }) }
         let project = self.project
-        register(path) { old, new in differs(project(old), project(new)) }
+        register(path) { old, new in
+            switch (project(old), project(new)) {
+            case (nil, nil): false
+            case let (old?, new?): differs(old, new)
+            default: true
+            }
+        }
     }
 }

@@ -27,6 +27,7 @@ extension Var where Value: MutableCollection & SendableMetatype, Value.Index: Se
         let changed = changeTest(for: Value.Element.self)
         return projected((index as? any Hashable).map { AnyHashable($0) },
             read: { $0[index] },
+            find: { $0.startIndex <= index && index < $0.endIndex ? $0[index] : nil },
             write: { collection, body in body(&collection[index]) },
             deliver: { update in
                 guard update.old.indices.contains(index), update.new.indices.contains(index) else { return nil }

@@ -91,14 +91,18 @@ public final class Var<Value>: ObservableValue {
     }
 
     /// A reference to a part of this value, for a derived `Var` whose parent is `self`;
-    /// `component` names the part (a key path, an index, an id) for Swift Observation.
+    /// `component` names the part (a key path, an index, an id) for Swift Observation, which
+    /// reads it with `find` (nil where the value holds no such part; by default `project`,
+    /// which must then never trap).
     func projected<Part>(
         _ component: AnyHashable?,
         read project: @escaping (Value) -> Part,
+        find: ((Value) -> Part?)? = nil,
         write: @escaping (inout Value, (inout Part) -> Void) -> Void,
         deliver: @escaping @Sendable (Update<Value>) -> Update<Part>?
     ) -> Var<Part> {
-        Var<Part>(
+        let observe: (Value) -> Part? = find ?? { project($0) }
+        return Var<Part>(
             peek: { project(self.peek()) },
             modify: { author, body in self.modify(author) { write(&$0, body) } },
             subscribe: { initial, handler in
@@ -106,7 +110,7 @@ public final class Var<Value>: ObservableValue {
                     if let part = deliver(update) { handler(part) }
                 }
             },
-            part: part.child(component) { project($0 as! Value) },  // swiftlint:disable:this force_cast
+            part: part.child(component) { observe($0 as! Value) },  // swiftlint:disable:this force_cast
             persistence: persistence)
     }
 }

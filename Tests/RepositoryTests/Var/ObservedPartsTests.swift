@@ -1,0 +1,142 @@
+import Foundation
+import IdentifiedCollections
+import Observation
+@testable import Repository
+import Testing
+
+/// Parts read under Swift Observation: kept only while Observation can still be tracking them,
+/// never trapping on a part that is gone, and a write's cost independent of past reads.
+@Suite("Var: parts kept for Swift Observation")
+struct ObservedPartsTests {
+    /// Chris Eidhof's `History` (seed 000): a stack of values, undone and redone in place.
+    struct ArticleHistory<A> {
+        private let initialValue: A
+        private var history: [A] = []
+        private var redoStack: [A] = []
+        init(initialValue: A) { self.initialValue = initialValue }
+        var value: A {
+            get { history.last ?? initialValue }
+            set { history.append(newValue); redoStack = [] }
+        }
+        mutating func undo() {
+            guard let item = history.popLast() else { return }
+            redoStack.append(item)
+        }
+        mutating func redo() {
+            guard let item = redoStack.popLast() else { return }
+            history.append(item)
+        }
+    }
+
+    struct Item: Identifiable, Equatable, Sendable {
+        var id: Int
+        var name: String
+    }
+
+    struct Entry: Equatable, Sendable {
+        var name: String
+        var addresses: [String]
+    }
+
+    /// A `Var` over a store the test can ask how many parts it keeps.
+    private func makeVar<Value>(_ value: Value) -> (Var<Value>, VarStore<Value>) {
+        let store = VarStore(value)
+        return (Var(root: store, modify: store.modify), store)
+    }
+
+    @Test("seed 000's History: an index part read, then the array shrinks under it — no trap, plain or tracked")
+    func shrinkingUnderAnIndexPart() {
+        let source = Var(ArticleHistory<[Entry]>(initialValue: []))
+        let book: Var<[Entry]> = source[\.value]
+        book.value.append(Entry(name: "Test", addresses: []))
+        book[0].value.name = "New Name"
+        #expect(book[0].value.name == "New Name")
+        let fired = Recorder<Bool>()
+        withObservationTracking { _ = book[0][\.name].value } onChange: { fired.append(true) }
+        source.value.undo()
+        #expect(book[0].value.name == "Test")
+        source.value.redo()
+        source.value.undo()
+        source.value.undo()                                  // empty again: the part is gone
+        #expect(book.value.isEmpty)
+        #expect(fired.all == [true])                         // a part that is gone has changed
+        source.value.redo()
+        #expect(book[0].value.name == "Test")
+    }
+
+    @Test("a part read outside any tracking is not kept; one read under tracking is, until it is told")
+    func keptWhileTracked() {
+        let (person, store) = makeVar(Entry(name: "Ada", addresses: []))
+        _ = person[\.name].value
+        #expect(store.trackedPartCount == 0)
+        let fired = Recorder<String>()
+        withObservationTracking { _ = person[\.name].value } onChange: { fired.append("name") }
+        #expect(store.trackedPartCount == 1)
+        for index in 0..<100 { person[\.addresses].value.append("street \(index)") }
+        #expect(fired.all.isEmpty && store.trackedPartCount == 1)   // fine-grained: still tracked
+        person[\.name].value = "Grace"
+        #expect(fired.all == ["name"])
+        #expect(store.trackedPartCount == 0)                         // told: its tracking ended
+    }
+
+    @Test("a tracking ended by one part lets go of every other part it read")
+    func endedByAnotherPart() {
+        let (book, store) = makeVar(IdentifiedArrayOf<Item>(uniqueElements: (0..<1_000).map { Item(id: $0, name: "n\($0)") }))
+        let fired = Recorder<Bool>()
+        withObservationTracking {
+            for id in 0..<1_000 { _ = book[id: id][\.name].value }
+        } onChange: { fired.append(true) }
+        #expect(store.trackedPartCount == 1_000)
+        book[id: 7][\.name].value = "seven"
+        #expect(fired.all == [true])
+        book[id: 8][\.name].value = "eight"                          // drains what the tracking let go
+        #expect(store.trackedPartCount == 0)
+    }
+
+    @Test("100,000 distinct parts read, then 1,000 writes: nothing kept, so the writes cost what writes cost")
+    func manyPartsReadThenWrites() {
+        let count = 100_000
+        let (list, store) = makeVar(IdentifiedArrayOf<Item>(uniqueElements: (0..<count).map { Item(id: $0, name: "n\($0)") }))
+        let clock = ContinuousClock()
+        let before = clock.measure { for round in 0..<1_000 { list[id: round % 10][\.name].value = "w\(round)" } }
+        for id in 0..<count { _ = list[id: id].value }               // as a list view's rows read them
+        #expect(store.trackedPartCount == 0)
+        let after = clock.measure { for round in 0..<1_000 { list[id: round % 10][\.name].value = "x\(round)" } }
+        // Tracked reads are kept only until their tracking ends.
+        withObservationTracking {
+            for id in 0..<count { _ = list[id: id].value }
+        } onChange: {}
+        #expect(store.trackedPartCount == count)
+        let ending = clock.measure { list[id: 0][\.name].value = "ends the tracking" }
+        let forgetting = clock.measure { list[id: 1][\.name].value = "forgets what the tracking read" }
+        #expect(store.trackedPartCount == 0)
+        let tracked = clock.measure { for round in 0..<1_000 { list[id: round % 10][\.name].value = "y\(round)" } }
+        print("1,000 writes on a \(count)-element list: \(before) before any part was read, \(after) after reading \(count) parts; "
+              + "with \(count) parts tracked, the write that ends the tracking \(ending), the next (forgets them) \(forgetting), "
+              + "1,000 writes after \(tracked)")
+    }
+
+    @Test("parts tracked from many threads at once while others write: kept and told consistently")
+    func concurrentTracking() async {
+        let (list, store) = makeVar(IdentifiedArrayOf<Item>(uniqueElements: (0..<64).map { Item(id: $0, name: "n\($0)") }))
+        let fired = Recorder<Int>()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for round in 0..<500 {
+                        let id = (worker * 16 + round) % 64
+                        if round.isMultiple(of: 2) {
+                            withObservationTracking { _ = list[id: id][\.name].value } onChange: { fired.append(id) }
+                        } else {
+                            list[id: id][\.name].value = "w\(worker)r\(round)"
+                        }
+                    }
+                }
+            }
+        }
+        for id in 0..<64 { list[id: id][\.name].value = "final" }   // ends every tracking left
+        list[id: 0][\.name].value = "drain"
+        #expect(store.trackedPartCount == 0)
+        #expect(fired.count == 4 * 250)                              // every tracking fired exactly once
+    }
+}
