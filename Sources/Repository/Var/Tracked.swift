@@ -6,17 +6,22 @@
 /// @Observable final class PersonModel: TrackingOwner {
 ///     @ObservationIgnored @Tracked var person: Var<Person>
 ///     var changes = 0                                   // observed by the UI
-///     init(_ person: Var<Person>) { _person = Tracked(wrappedValue: person) }
+///     init(_ person: Var<Person>) {
+///         _person = Tracked(wrappedValue: person)
+///         startTracking()                               // announce from now on
+///     }
 ///     func trackedVarDidChange(_ change: TrackedChange) { changes += 1 }
 /// }
 /// ```
 ///
-/// The owner hears of changes once the property has been read (the wrapper learns its owner
-/// then), on the changing thread; the observation ends with the owner. An owner that conforms
-/// to ``ChangeAnnouncing`` gets `objectWillChange.send()`; one that conforms to
-/// ``TrackingOwner`` gets ``TrackingOwner/trackedVarDidChange(_:)``.
+/// A wrapper learns its owner when the owner calls ``TrackedPropertyOwner/startTracking()``
+/// (at the end of its initializer, as above) or, failing that, when the property is first read
+/// through the owner; changes made before either are not announced. Changes are announced on
+/// the changing thread; the observation ends with the owner. An owner that conforms to
+/// ``ChangeAnnouncing`` gets `objectWillChange.send()`; one that conforms to ``TrackingOwner``
+/// gets ``TrackingOwner/trackedVarDidChange(_:)``.
 @propertyWrapper
-public struct Tracked<Value: Sendable> {
+public struct Tracked<Value: Sendable>: TrackedStorage {
     private let variable: Var<Value>
     private let observation = Locked<Subscription?>(nil)
 
@@ -40,18 +45,21 @@ public struct Tracked<Value: Sendable> {
     ) -> Var<Value> {
         get {
             let tracked = owner[keyPath: storageKeyPath]
-            tracked.announce(to: owner, as: wrappedKeyPath)
+            tracked.announce(to: owner)
             return tracked.variable
         }
         set {
             owner[keyPath: storageKeyPath] = Tracked(wrappedValue: newValue)
-            owner[keyPath: storageKeyPath].announce(to: owner, as: wrappedKeyPath)
-            TrackedChange.announce(TrackedChange(property: "\(wrappedKeyPath)", author: nil), to: owner)
+            let tracked = owner[keyPath: storageKeyPath]
+            tracked.announce(to: owner)
+            TrackedChange.announce(TrackedChange(property: tracked.name(in: owner), author: nil), to: owner)
         }
     }
 
-    private func announce<Owner: AnyObject>(to owner: Owner, as keyPath: AnyKeyPath) {
-        let property = "\(keyPath)"
+    /// Starts announcing this wrapper's changes to `owner`, unless it already does.
+    func announce(to owner: AnyObject) {
+        guard observation.withLock({ $0 == nil }) else { return }
+        let property = name(in: owner)
         observation.withLock { observation in
             guard observation == nil else { return }
             let weakOwner = WeakOwner(owner)
@@ -61,11 +69,25 @@ public struct Tracked<Value: Sendable> {
             }
         }
     }
+
+    /// The property of `owner` this wrapper stores, as `\Owner.name` (found by reflection: on
+    /// Linux a key path does not print its property's name).
+    func name(in owner: AnyObject) -> String {
+        var mirror: Mirror? = Mirror(reflecting: owner)
+        while let current = mirror {
+            for child in current.children {
+                guard let label = child.label, let other = child.value as? Self, other.observation === observation else { continue }
+                return "\\\(type(of: owner)).\(label.hasPrefix("_") ? String(label.dropFirst()) : label)"
+            }
+            mirror = current.superclassMirror
+        }
+        return "\\\(type(of: owner)).\(Value.self)"
+    }
 }
 
 /// A change of a `@Tracked` `Var`: which property, and who made it.
 public struct TrackedChange: Sendable, Hashable {
-    /// The owner's property, as its key path prints (`\PersonModel.person`).
+    /// The owner's property, as `\PersonModel.person` (its stored name, on every platform).
     public let property: String
     /// Who made the change (``Author/database`` for another process's).
     public let author: Author?
@@ -76,15 +98,39 @@ public struct TrackedChange: Sendable, Hashable {
     }
 }
 
+/// A class holding `@Tracked` properties (a ``TrackingOwner`` or a ``ChangeAnnouncing`` one).
+public protocol TrackedPropertyOwner: AnyObject {}
+
+extension TrackedPropertyOwner {
+    /// Starts announcing the changes of every `@Tracked` property of this object (its class's
+    /// and its superclasses'): call it at the end of the initializer, so that a change made
+    /// before the property is first read — another process changing a live handle — is
+    /// announced too. Calling it again, or reading the properties, starts nothing twice.
+    public func startTracking() {
+        var mirror: Mirror? = Mirror(reflecting: self)
+        while let current = mirror {
+            for child in current.children {
+                (child.value as? any TrackedStorage)?.announce(to: self)
+            }
+            mirror = current.superclassMirror
+        }
+    }
+}
+
+/// What ``TrackedPropertyOwner/startTracking()`` finds among an owner's stored properties.
+protocol TrackedStorage {
+    func announce(to owner: AnyObject)
+}
+
 /// A class told about the changes of its `@Tracked` properties.
-public protocol TrackingOwner: AnyObject {
+public protocol TrackingOwner: TrackedPropertyOwner {
     /// Called after a `@Tracked` `Var` of this object changed, on the changing thread.
     func trackedVarDidChange(_ change: TrackedChange)
 }
 
 /// A class that announces its changes through `objectWillChange`, `ObservableObject`-style, on
 /// every platform (Combine's `ObservableObject` is not on Linux).
-public protocol ChangeAnnouncing: AnyObject {
+public protocol ChangeAnnouncing: TrackedPropertyOwner {
     /// Sent whenever a `@Tracked` property of the object changed.
     var objectWillChange: ChangeSignal { get }
 }
