@@ -17,8 +17,9 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     /// Re-reading rows after a change announcement failed; the next announcement or
     /// reconnection re-reads them.
     case refreshFailed(table: String, any Error)
-    /// An element was added to, removed from or moved within a live query's result. Rows enter
-    /// and leave a query through the database (insert, update or delete the row); the result
+    /// An element was added to or removed from a live query's result, or moved where the
+    /// query's order does not put it. Rows enter and leave a query through the database
+    /// (insert, update or delete the row), and take the place its order gives them; the result
     /// was restored.
     case membershipIsReadOnly(table: String)
 
@@ -34,7 +35,7 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
         case .changeFeedReconnected: "the change feed is listening again; live rows were re-read"
         case .refreshFailed(let table, let error): "re-reading changed rows of \(table) failed: \(error)"
         case .membershipIsReadOnly(let table):
-            "a live query over \(table) was restored: rows join or leave it through the database, not by editing the result"
+            "a live query over \(table) was restored: rows join or leave it through the database and are placed by its order, not by editing the result"
         }
     }
 }

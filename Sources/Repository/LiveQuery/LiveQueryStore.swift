@@ -113,9 +113,10 @@ where Element.ID: Comparable & Sendable {
     // MARK: - Local edits
 
     /// An edit made through the query's `Var`: changed elements go to their stores; anything
-    /// that adds or removes elements is undone, since only the database decides membership.
+    /// that adds, removes or moves elements is undone and reported, since only the database
+    /// decides membership and the query's order decides positions.
     private func modify(author: Author?, _ body: (inout Elements) -> Void) {
-        let (changed, membershipChanged) = cell.transition { state in
+        let (changed, restored) = cell.transition { state in
             var new = state.elements
             body(&new)
             let result = state.edit(to: new)
@@ -124,6 +125,6 @@ where Element.ID: Comparable & Sendable {
         for (store, old, new) in changed {
             store.edit(from: old, to: new, author: author)
         }
-        if membershipChanged { report(.membershipIsReadOnly(table: source.table)) }
+        if restored { report(.membershipIsReadOnly(table: source.table)) }
     }
 }

@@ -101,9 +101,10 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
     }
 
     /// An edit of the list made through the query's `Var`, to `new`: the members whose values
-    /// changed (for their stores to write), and whether elements were added or removed —
-    /// which only the database decides, so the list goes back to the members' values.
-    mutating func edit(to new: Elements) -> (changed: [(store: any MemberStore<Element>, old: Element, new: Element)], membershipChanged: Bool) {
+    /// changed (for their stores to write), and whether the edit was undone in part — elements
+    /// added or removed, or moved where the query's order does not put them: membership and
+    /// order are the database's, so the list goes back to the members' values in query order.
+    mutating func edit(to new: Elements) -> (changed: [(store: any MemberStore<Element>, old: Element, new: Element)], restored: Bool) {
         var changed: [(store: any MemberStore<Element>, old: Element, new: Element)] = []
         var upserts: [Element.ID: Element] = [:]
         for element in new.elements {
@@ -114,8 +115,11 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
             edited.insert(element.id)
         }
         let membershipChanged = new.count != elements.count || new.ids.contains { members[$0] == nil }
+        let moved = !membershipChanged && new.ids != elements.ids
         _ = place(upserts, removing: [])
-        return (changed, membershipChanged)
+        // A move is undone only where the order puts the elements elsewhere: an edit of a sort
+        // key moves its element, and the list follows the order, not the edit's positions.
+        return (changed, membershipChanged || (moved && new.ids != elements.ids))
     }
 
     // MARK: - Order

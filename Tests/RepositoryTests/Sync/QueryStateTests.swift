@@ -69,21 +69,30 @@ struct QueryStateTests {
         #expect(state.elements.elements == state.elements.elements.sorted { QueryOrder(keys: [.descending(\.name)]).precedes($0, $1) })
     }
 
-    @Test("an edit of the list hands changed elements to their stores; adding or removing is reported and undone")
+    @Test("an edit of the list hands changed elements to their stores; adding, removing or moving is reported and undone")
     func edits() {
         var state = State(order: QueryOrder(keys: [.ascending(\.name)]))
         var stores: [Int: Held] = [:]
         _ = state.apply(read([Row(id: 1, name: "Ada"), Row(id: 2, name: "Grace")], checked: nil, stores: &stores), subscriptions: subscriptions([1, 2]))
         var edited = state.elements
         edited[id: 2]?.name = "Aaron"
-        let (changed, membershipChanged) = state.edit(to: edited)
-        #expect(changed.map(\.new) == [Row(id: 2, name: "Aaron")] && !membershipChanged)
+        let (changed, restored) = state.edit(to: edited)
+        #expect(changed.map(\.new) == [Row(id: 2, name: "Aaron")] && !restored)
         #expect(state.elements.ids.elements == [2, 1])  // moved at once
         var shrunk = state.elements
         shrunk.remove(id: 1)
         shrunk.append(Row(id: 9, name: "Nobody"))
-        #expect(state.edit(to: shrunk).membershipChanged)
+        #expect(state.edit(to: shrunk).restored)
         #expect(state.elements.ids.elements == [2, 1])
+        var swapped = state.elements
+        swapped.swapAt(0, 1)
+        #expect(state.edit(to: swapped).restored)
+        #expect(state.elements.ids.elements == [2, 1])
+        var renamedAndMoved = state.elements                    // moved to where the order puts it
+        renamedAndMoved[id: 2]?.name = "Zed"
+        renamedAndMoved.swapAt(0, 1)
+        #expect(!state.edit(to: renamedAndMoved).restored)
+        #expect(state.elements.ids.elements == [1, 2])
     }
 
     @Test("mirroring shows what member stores hold now, in order, and leaves non-members out")
