@@ -50,6 +50,8 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
     /// Whether the value was ever read under Swift Observation's registrar: until it is, no
     /// observation can be waiting for a change, and telling the registrar is skipped.
     private var isTracked = false
+    /// How many changes of the value were published (numbering ``Update/sequence``).
+    private var published: UInt64 = 0
 
     init(_ state: State) {
         self.state = state
@@ -88,6 +90,9 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
         registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.[part: key])
     }
 
+    /// How many changes of the value were published so far: the ``Update/sequence`` of the last.
+    var publishedCount: UInt64 { lock.withLock { published } }
+
     /// How many parts of the value are kept for Swift Observation (for tests).
     var trackedPartCount: Int { lock.withLock { parts.keptCount() } }
 
@@ -121,6 +126,8 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
             let outcome = body(&state)
             result = outcome.result
             guard let author = outcome.publish else { return }
+            published += 1
+            let sequence = published
             // Swift Observation is told only about values read under it at least once.
             if isTracked { changedParts = [] }
             guard let old else { return }
@@ -129,7 +136,8 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
             // A live query handing rows read from the database to their stores does not hear
             // back from each store (see ``QueryHandOver``).
             let handingOver = author == .database ? QueryHandOver.current : nil
-            delivery = observers.publish({ Update(old: old, new: new, author: author) }, handingOver: handingOver)
+            delivery = observers.publish({ Update(old: old, new: new, author: author, isInitial: false, sequence: sequence) },
+                                         handingOver: handingOver)
         }
         if let changedParts {
             registrar.willSet(self as ObservationSubject, keyPath: \ObservationSubject.whole)

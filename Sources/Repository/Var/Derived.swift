@@ -60,8 +60,7 @@ extension ObservableValue {
     /// An optional value with nil replaced by `defaultValue`.
     public func unwrapped<Wrapped: Sendable>(or defaultValue: Wrapped) -> Derived<Wrapped> where Value == Wrapped? {
         derived(read: { $0 ?? defaultValue }) { update in
-            Update(old: update.old ?? defaultValue, new: update.new ?? defaultValue,
-                   author: update.author, isInitial: update.isInitial)
+            update.map { $0 ?? defaultValue }
         }
     }
 }

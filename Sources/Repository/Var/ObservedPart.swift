@@ -12,17 +12,22 @@ struct ObservedPart {
     /// Registers access to a part of the root (nil: the whole root), with how to tell whether
     /// a change of the root changed that part.
     let register: ([AnyHashable]?, @escaping (Any, Any) -> Bool) -> Void
+    /// How many changes of the root were published so far (see ``Update/sequence``).
+    let publishedCount: () -> UInt64
 
     init<State: ValueHolding>(root cell: ObservedState<State>) {
         path = []
         project = { $0 }
         register = { path, differs in cell.registerAccess(part: path, differs: differs) }
+        publishedCount = { cell.publishedCount }
     }
 
-    private init(path: [AnyHashable]?, project: @escaping (Any) -> Any?, register: @escaping ([AnyHashable]?, @escaping (Any, Any) -> Bool) -> Void) {
+    private init(path: [AnyHashable]?, project: @escaping (Any) -> Any?, register: @escaping ([AnyHashable]?, @escaping (Any, Any) -> Bool) -> Void,
+                 publishedCount: @escaping () -> UInt64) {
         self.path = path
         self.project = project
         self.register = register
+        self.publishedCount = publishedCount
     }
 
     /// The part named `component` of this one, read from this one's value with `read` (nil
@@ -32,7 +37,7 @@ struct ObservedPart {
             return self  // cannot be told apart: register as the parent does
         }
         let project = self.project
-        return ObservedPart(path: path + [component], project: { project($0).flatMap(read) }, register: register)
+        return ObservedPart(path: path + [component], project: { project($0).flatMap(read) }, register: register, publishedCount: publishedCount)
     }
 
     /// Registers access to this part; `differs` compares two values of it. A part that

@@ -9,24 +9,47 @@ public struct Update<Value> {
     /// Whether this is the current value sent at registration (`observe(initial: true)`),
     /// rather than a change.
     public let isInitial: Bool
+    /// Which change of its root value this is, counting from 1 (0: not counted — an initial
+    /// value, or an update made by hand). Lets ``History`` tell which updates a group made,
+    /// whenever they are delivered.
+    let sequence: UInt64
 
     /// An update from `old` to `new` by `author`.
     public init(old: Value, new: Value, author: Author? = nil, isInitial: Bool = false) {
+        self.init(old: old, new: new, author: author, isInitial: isInitial, sequence: 0)
+    }
+
+    init(old: Value, new: Value, author: Author?, isInitial: Bool, sequence: UInt64) {
         self.old = old
         self.new = new
         self.author = author
         self.isInitial = isInitial
+        self.sequence = sequence
     }
 
     /// The same update with both values transformed.
     func map<T>(_ transform: (Value) -> T) -> Update<T> {
-        Update<T>(old: transform(old), new: transform(new), author: author, isInitial: isInitial)
+        Update<T>(old: transform(old), new: transform(new), author: author, isInitial: isInitial, sequence: sequence)
     }
 }
 
 extension Update: Sendable where Value: Sendable {}
-extension Update: Equatable where Value: Equatable {}
-extension Update: Hashable where Value: Hashable {}
+extension Update: Equatable where Value: Equatable {
+    /// Equal when the values, the author and `isInitial` are.
+    public static func == (lhs: Update, rhs: Update) -> Bool {
+        lhs.old == rhs.old && lhs.new == rhs.new && lhs.author == rhs.author && lhs.isInitial == rhs.isInitial
+    }
+}
+
+extension Update: Hashable where Value: Hashable {
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(old)
+        hasher.combine(new)
+        hasher.combine(author)
+        hasher.combine(isInitial)
+    }
+}
 
 /// Who made a change, so observers can tell their own echoes from others' changes.
 ///

@@ -61,6 +61,9 @@ public final class Var<Value>: ObservableValue {
         set { modify(nil) { $0 = newValue } }
     }
 
+    /// How many changes of this value's root were published so far (see ``Update/sequence``).
+    var publishedCount: UInt64 { part.publishedCount() }
+
     /// Sets the value on behalf of `author`, whom observers see in ``Update/author``.
     public func set(_ newValue: Value, as author: Author?) {
         modify(author) { $0 = newValue }
