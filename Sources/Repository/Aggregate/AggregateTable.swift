@@ -98,7 +98,7 @@ extension AggregateTable: LiveTable {
 
     /// The written fields applied to the base, written row by row in one transaction.
     func write(_ write: SyncState<AggregateContent<A>>.Write, id: A.ID) async throws -> WriteOutcome<AggregateContent<A>> {
-        let edited = AggregateContent<A>.replacing(write.fields, in: write.base.value, from: write.snapshot)
+        let edited = try AggregateContent<A>.replacing(write.fields, in: write.base.value, from: write.snapshot)
         let changes = try AggregateChanges(from: write.base.value, to: edited)
         guard !changes.isEmpty else { return .unchanged }
         do {

@@ -72,17 +72,3 @@ extension RecordColumns {
             .intersection(other.changedProperties(since: ref))
     }
 }
-
-extension Record {
-    /// A copy of `self` with `properties` taken from `source`, through JSON (nil properties,
-    /// which JSON leaves out, are carried over as absent).
-    func taking(_ properties: Set<String>, from source: Self) throws -> Self {
-        guard !properties.isEmpty else { return self }
-        let encoder = JSONCoding.encoder
-        guard var target = try JSONSerialization.jsonObject(with: encoder.encode(self)) as? [String: Any],
-              let donor = try JSONSerialization.jsonObject(with: encoder.encode(source)) as? [String: Any]
-        else { return self }
-        for property in properties { target[property] = donor[property] }
-        return try JSONCoding.decoder.decode(Self.self, from: JSONSerialization.data(withJSONObject: target))
-    }
-}

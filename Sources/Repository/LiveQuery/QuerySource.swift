@@ -15,13 +15,7 @@ protocol MemberStore<Element>: VarPersistence {
     func awaitSave(_ ticket: Int) async throws
 }
 
-extension LiveStore: MemberStore {
-    func edit(from old: Value, to new: Value, author: Author?) {
-        let fields = Content.fields(changedFrom: old, to: new)
-        guard !fields.isEmpty else { return }
-        modify(author: author) { current in current = Content.replacing(fields, in: current, from: new) }
-    }
-}
+extension LiveStore: MemberStore {}
 
 /// How a live query reads its rows, whatever the element type.
 struct QuerySource<Element: Identifiable & Equatable & Sendable>: Sendable where Element.ID: Comparable & Sendable {

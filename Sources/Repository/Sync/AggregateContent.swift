@@ -23,8 +23,8 @@ enum AggregateContent<A: Aggregate>: SyncContent {
     typealias Field = AggregateField<A.Child.ID>
     typealias Version = AggregateVersion<A.Child.ID>
 
-    static func fields(changedFrom old: A, to new: A) -> Set<Field> {
-        var fields = Set(RecordContent<A.Root>.fields(changedFrom: old.root, to: new.root).map(Field.root))
+    static func fields(changedFrom old: A, to new: A) throws -> Set<Field> {
+        var fields = Set(try RecordContent<A.Root>.fields(changedFrom: old.root, to: new.root).map(Field.root))
         let before = children(of: old)
         let after = children(of: new)
         for child in new.children {
@@ -33,7 +33,7 @@ enum AggregateContent<A: Aggregate>: SyncContent {
                 continue
             }
             guard previous != child else { continue }
-            for property in RecordContent<A.Child>.fields(changedFrom: previous, to: child) {
+            for property in try RecordContent<A.Child>.fields(changedFrom: previous, to: child) {
                 fields.insert(.child(child.id, property))
             }
         }
@@ -71,7 +71,7 @@ enum AggregateContent<A: Aggregate>: SyncContent {
         return differing
     }
 
-    static func replacing(_ fields: Set<Field>, in target: A, from source: A) -> A {
+    static func replacing(_ fields: Set<Field>, in target: A, from source: A) throws -> A {
         guard !fields.isEmpty else { return target }
         let sourceChildren = children(of: source)
         var rootProperties = Set<String>()
@@ -95,14 +95,18 @@ enum AggregateContent<A: Aggregate>: SyncContent {
         }
         for (id, properties) in childProperties {
             guard let index = result.firstIndex(where: { $0.id == id }), let donor = sourceChildren[id] else { continue }
-            result[index] = RecordContent<A.Child>.replacing(properties, in: result[index], from: donor)
+            result[index] = try RecordContent<A.Child>.replacing(properties, in: result[index], from: donor)
         }
         if reorder { result = ordered(result, like: source.children) }
-        let root = rootProperties.isEmpty ? target.root : RecordContent<A.Root>.replacing(rootProperties, in: target.root, from: source.root)
+        let root = rootProperties.isEmpty ? target.root : try RecordContent<A.Root>.replacing(rootProperties, in: target.root, from: source.root)
         return A(root: root, children: result)
     }
 
-    static func differs(_ a: A, _ b: A) -> Bool { a != b }
+    static func differs(_ a: A, _ b: A) -> Bool {
+        guard a != b else { return false }
+        guard a.children.map(\.id) == b.children.map(\.id) else { return true }
+        return RecordContent<A.Root>.differs(a.root, b.root) || zip(a.children, b.children).contains { RecordContent<A.Child>.differs($0, $1) }
+    }
 
     static func rowVersion(_ version: Version) -> Int64 { version.root }
 

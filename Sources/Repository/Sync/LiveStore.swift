@@ -54,8 +54,10 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     /// The value handles show.
     var value: Value { cell.inspect { $0.value } }
 
-    /// `row` with this process's unsaved edits on top.
-    func overlayingLocalEdits(on row: Value) -> Value { cell.inspect { $0.overlayingLocalEdits(on: row) } }
+    /// `row` with this process's unsaved edits on top — or the row alone when they cannot be
+    /// merged into it exactly: applying the row here fails those edits, reported, and shows
+    /// the row.
+    func overlayingLocalEdits(on row: Value) -> Value { cell.inspect { (try? $0.overlayingLocalEdits(on: row)) ?? row } }
 
     /// Observes the shared value for the live query `query`, which holds it as an element.
     func subscribe(member query: ObjectIdentifier, _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription {
@@ -68,8 +70,26 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         perform(cell.transition { sync in
             var new = sync.value
             body(&new)
-            let (accepted, effects) = sync.edit(to: new, readsStarted: sequence.current, editor: editor)
-            return (accepted ? .some(author) : .none, effects)
+            let (changed, effects) = sync.edit(to: new, readsStarted: sequence.current, editor: editor)
+            return (changed ? .some(author) : .none, effects)
+        })
+    }
+
+    /// A live query's element was edited from `old` to `new` (`old` as the query showed it,
+    /// perhaps older than this store's value in other fields): the fields that edit changed
+    /// are set on this store's value, exactly; an edit that cannot be made is refused, reported.
+    func edit(from old: Value, to new: Value, author: Author?) {
+        let editor = Editor.current
+        perform(cell.transition { sync in
+            do {
+                let fields = try Content.fields(changedFrom: old, to: new)
+                guard !fields.isEmpty else { return (.none, SyncEffects()) }
+                let merged = try Content.replacing(fields, in: sync.value, from: new)
+                let (changed, effects) = sync.edit(to: merged, readsStarted: sequence.current, editor: editor)
+                return (changed ? .some(author) : .none, effects)
+            } catch {
+                return (.none, sync.refuse(error, editor: editor))
+            }
         })
     }
 

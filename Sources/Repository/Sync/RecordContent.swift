@@ -1,26 +1,34 @@
 /// A record as the sync engine sees it: one row whose fields are its writable properties.
+///
+/// Fields are compared as the database holds them (each column's SQL text: a `Double` by its
+/// shortest exact text, so NaN equals NaN; a `Date` to the microsecond), and merged without
+/// re-encoding (``ExactMerge``): a merged record takes the edited properties from ours and
+/// every other bit from theirs.
 enum RecordContent<R: Record>: SyncContent {
     typealias Value = R
     typealias Field = String
     typealias Version = Int64
 
-    static func fields(changedFrom old: R, to new: R) -> Set<String> {
-        guard let old = try? RecordColumns(old), let new = try? RecordColumns(new) else { return [] }
-        return new.writableChanges(since: old)
+    static func fields(changedFrom old: R, to new: R) throws -> Set<String> {
+        try RecordColumns(new).writableChanges(since: RecordColumns(old))
     }
 
     static func differing(_ a: R, _ b: R, among fields: Set<String>) -> Set<String> {
         guard !fields.isEmpty else { return [] }
+        // A record that cannot be encoded could not have been written: counting every field as
+        // differing makes the engine write (and fail loudly on) or report them, never skip them.
         guard let a = try? RecordColumns(a), let b = try? RecordColumns(b) else { return fields }
         return a.changedProperties(since: b).intersection(fields)
     }
 
-    static func replacing(_ fields: Set<String>, in target: R, from source: R) -> R {
-        (try? target.taking(fields, from: source)) ?? target
+    static func replacing(_ fields: Set<String>, in target: R, from source: R) throws -> R {
+        try ExactMerge.replacing(fields, in: target, from: source)
     }
 
     static func differs(_ a: R, _ b: R) -> Bool {
-        if let equal = equalIfEquatable(a, b) { return !equal }
+        if equalIfEquatable(a, b) == true { return false }
+        // Not known equal: compare as the database holds them (NaN is NaN; a `Date` is kept to
+        // the microsecond). One that cannot be encoded counts as changed: observers hear of it.
         guard let a = try? RecordColumns(a), let b = try? RecordColumns(b) else { return true }
         return !a.changedProperties(since: b).isEmpty
     }

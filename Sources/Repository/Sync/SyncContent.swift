@@ -13,13 +13,16 @@ protocol SyncContent {
     /// What the optimistic write check compares (`WHERE version = $n`).
     associatedtype Version: Equatable & Sendable
 
-    /// The writable fields in which `new` differs from `old`.
-    static func fields(changedFrom old: Value, to new: Value) -> Set<Field>
+    /// The writable fields in which `new` differs from `old`; throws when they cannot be told
+    /// (a value that cannot be encoded), and the edit is refused.
+    static func fields(changedFrom old: Value, to new: Value) throws -> Set<Field>
     /// The fields among `fields` at which `a` and `b` differ.
     static func differing(_ a: Value, _ b: Value, among fields: Set<Field>) -> Set<Field>
-    /// `target` with `fields` taken from `source`.
-    static func replacing(_ fields: Set<Field>, in target: Value, from source: Value) -> Value
-    /// Whether `a` and `b` differ anywhere (observers are told only of real changes).
+    /// `target` with `fields` taken from `source` exactly, every other bit from `target`;
+    /// throws when that cannot be made (never a value that lost an edit).
+    static func replacing(_ fields: Set<Field>, in target: Value, from source: Value) throws -> Value
+    /// Whether `a` and `b` differ anywhere as the database holds them (observers are told only
+    /// of real changes).
     static func differs(_ a: Value, _ b: Value) -> Bool
     /// How an error message names `field`.
     static func name(of field: Field) -> String

@@ -56,10 +56,10 @@ extension SyncState: ValueHolding {
         .conflict(table: table, key: key, columns: fields.map(Content.name).sorted(), ours: ours, theirs: theirs, policy: policy)
     }
 
-    /// `row` with this process's unsaved edits on top.
-    func overlayingLocalEdits(on row: Value) -> Value {
+    /// `row` with this process's unsaved edits on top, exactly (see ``SyncContent/replacing(_:in:from:)``).
+    func overlayingLocalEdits(on row: Value) throws -> Value {
         if pending.isEmpty && (inFlight == nil || inFlightIsAbandoned) { return row }
         let local = localFields
-        return local.isEmpty ? row : Content.replacing(local, in: row, from: value)
+        return local.isEmpty ? row : try Content.replacing(local, in: row, from: value)
     }
 }

@@ -64,21 +64,28 @@ struct SyncState<Content: SyncContent> {
     // MARK: - Local edits and save()
 
     /// A local edit by `editor` made the value `new`, after reads up to number `readsStarted`
-    /// started. Refused (and reported) when the row is deleted.
+    /// started; whether the value changed (observers are told only then). Refused (and
+    /// reported) when the row is deleted, or when its fields cannot be told.
     ///
     /// It also carries every other local edit not yet settled: the task may have set those
     /// fields too, to the values they show (which changes nothing), so their failure is its
     /// failure too.
-    mutating func edit(to new: Value, readsStarted: UInt64, editor: Editor? = nil) -> (accepted: Bool, effects: SyncEffects) {
+    mutating func edit(to new: Value, readsStarted: UInt64, editor: Editor? = nil) -> (changed: Bool, effects: SyncEffects) {
         edits += 1
         let editors: EditorEdits = editor.map { [$0: edits...edits] } ?? [:]
         guard lifecycle == .live else {
             settled = edits
             return (false, fail(.deleted(table: table, key: key), LostEdits(range: edits...edits, editors: editors)) + advance())
         }
+        let changed: Set<Field>
+        do {
+            changed = try Content.fields(changedFrom: value, to: new)
+        } catch {
+            return (false, refuse(error, editors: editors))
+        }
         let old = value
-        value = new
-        let changed = Content.fields(changedFrom: old, to: new)
+        let isChange = !changed.isEmpty || Content.differs(old, new)
+        if isChange { value = new }
         for field in localFields.subtracting(changed) {
             pending[field]?.carry(edits, by: editor)
             if !inFlightIsAbandoned { inFlight?.edits[field]?.carry(edits, by: editor) }
@@ -91,9 +98,22 @@ struct SyncState<Content: SyncContent> {
                 pending[field] = Edit(base: old, since: readsStarted, edits: edits...edits, editors: editors)
             }
         }
-        return (true, advance())
+        return (isChange, advance())
     }
 
+
+    /// A local edit that cannot be made (its fields cannot be told or merged exactly) is
+    /// refused: the value stays, and the failure is reported and thrown to `save()`.
+    mutating func refuse(_ error: any Error, editor: Editor?) -> SyncEffects {
+        edits += 1
+        return refuse(error, editors: editor.map { [$0: edits...edits] } ?? [:])
+    }
+
+    private mutating func refuse(_ error: any Error, editors: EditorEdits) -> SyncEffects {
+        settled = max(settled, edits)
+        let failure = LiveRecordError.writeFailed(table: table, key: key, PostgresError(.invalidParameter, "the edit was refused: \(error)"))
+        return fail(failure, LostEdits(range: edits...edits, editors: editors)) + advance()
+    }
 
     /// `save()` with `ticket`, called by `editor`: resumed (through ``SyncEffects/wake``) once
     /// every edit made so far is settled — at once if it is.
@@ -308,11 +328,38 @@ struct SyncState<Content: SyncContent> {
         return SyncEffects(reports: [conflict])
     }
 
-    /// Recomputes the value as the committed state plus local edits.
+    /// Recomputes the value as the committed state plus local edits. A value the same as the
+    /// database holds it as the one shown (a `Date` the database keeps to the microsecond, a
+    /// NaN) is kept as shown, and nobody is told: an update is never old == new.
     private mutating func rebase() -> SyncEffects {
-        let old = value
-        value = overlayingLocalEdits(on: committed.value)
-        return Content.differs(old, value) ? SyncEffects(publish: .database) : SyncEffects()
+        let rebased: Value
+        do {
+            rebased = try overlayingLocalEdits(on: committed.value)
+        } catch {
+            return mergeFailed(error)
+        }
+        guard Content.differs(value, rebased) else { return SyncEffects() }
+        value = rebased
+        return SyncEffects(publish: .database)
+    }
+
+    /// The local edits cannot be carried over the newer committed state exactly: they fail
+    /// (a write under way may still commit: the error says its outcome is unknown), and the
+    /// value is the database's.
+    private mutating func mergeFailed(_ error: any Error) -> SyncEffects {
+        let lost = lostEdits(of: localFields)
+        let writing = inFlight != nil && !inFlightIsAbandoned
+        let failure = PostgresError(.invalidParameter, "this process's edits could not be merged exactly into the newer row and were dropped"
+                                    + (writing ? " (a write already under way may still commit)" : "") + ": \(error)")
+        pending = [:]
+        inFlightIsAbandoned = inFlight != nil
+        settled = edits
+        var effects = fail(.writeFailed(table: table, key: key, failure), lost)
+        if Content.differs(value, committed.value) {
+            value = committed.value
+            effects.publish = .revert
+        }
+        return effects + advance()
     }
 
     /// Starts the write loop when there is something to write, and wakes the `save()` callers

@@ -5,23 +5,9 @@ import Testing
 /// Conflicts made deterministic: another transaction holds the row while this repository's
 /// UPDATE waits for it.
 extension LiveRecordTests {
-    /// Runs `sql` in a transaction on its own connection and, while it holds the row's lock,
-    /// runs `edit`; commits once this repository's UPDATE is waiting for that lock. The
-    /// repository's write then finds the row at a newer version: a conflict, every time.
-    /// `whileWaiting` runs once that UPDATE waits, before the commit.
+    /// See ``commitUnderneath(_:_:while:whileWaiting:)``.
     func commitUnderneath(_ sql: String, while edit: () -> Void, whileWaiting: () -> Void = {}) async throws {
-        let writer = Database(database.configuration, maximumConnections: 1)
-        try await writer.transaction { connection in
-            try await connection.query(sql)
-            edit()
-            let name = try await database.name()
-            #expect(try await eventually {
-                try await TestServer.admin.value.query(
-                    "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'UPDATE%'", [name]).count == 1
-            })
-            whileWaiting()
-        }
-        writer.close()
+        try await RepositoryTests.commitUnderneath(database, sql, while: edit, whileWaiting: whileWaiting)
     }
 
     @Test("a conflicting write to different columns is merged: both edits survive")

@@ -105,7 +105,9 @@ struct SyncSimulation {
             // edit not yet settled, the task wants it as much as the task that made it.
             let changed = state.value[field] != value
             let wantedFrom = changed ? clock : state.localFields.contains(field) ? edits.last { $0.field == field && $0.pending }?.time : nil
-            let (accepted, effects) = state.edit(to: new, readsStarted: sequence, editor: Self.editor(value))
+            let accepted = state.lifecycle == .live  // a deleted row refuses edits
+            let (published, effects) = state.edit(to: new, readsStarted: sequence, editor: Self.editor(value))
+            if published != changed && accepted { violations.append("an edit that \(changed ? "changed" : "did not change") the value was \(published ? "" : "not ")published") }
             if accepted { edits.append((field, value, clock, changed, Self.editor(value), wantedFrom)) }
             perform(effects)
         case .commitA, .commitB:
@@ -238,7 +240,9 @@ struct SyncSimulation {
     // MARK: - Checks
 
     private mutating func checkInvariants() {
-        let expected = state.overlayingLocalEdits(on: state.committed.value)
+        guard let expected = try? state.overlayingLocalEdits(on: state.committed.value) else {
+            return violations.append("the local edits could not be laid over the committed row")
+        }
         if state.value != expected { violations.append("value \(state.value) is not the committed row plus local edits \(expected)") }
         if state.pending.isEmpty, state.inFlight == nil, state.lifecycle == .live, state.value != state.committed.value {
             violations.append("no local edits, yet the value \(state.value) is not the committed \(state.committed.value)")

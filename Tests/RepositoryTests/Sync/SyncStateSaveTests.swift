@@ -82,8 +82,8 @@ struct SyncStateSaveTests {
     func sameValueAgain() {
         var state = fresh()
         _ = state.edit(to: TwoColumns(a: 1, b: 0), readsStarted: 1, editor: grace)
-        let (accepted, _) = state.edit(to: TwoColumns(a: 1, b: 0), readsStarted: 1, editor: ada)  // changes nothing
-        #expect(accepted)
+        let (changed, _) = state.edit(to: TwoColumns(a: 1, b: 0), readsStarted: 1, editor: ada)
+        #expect(!changed)  // changes nothing: observers are not told, yet ada's save() waits for a = 1
         _ = failWrite(&state)
         #expect(throwsOnSave(&state, 1, by: linus))  // the next caller
         #expect(throwsOnSave(&state, 2, by: ada))  // a = 1 was hers too
