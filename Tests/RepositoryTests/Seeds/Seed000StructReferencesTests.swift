@@ -40,27 +40,6 @@ struct Seed000StructReferencesTests {
         }
     }
 
-    /// The `History` struct the article wraps the address book in (Eidhof's "Undo History in
-    /// Swift"): a stack of values, undone and redone in place.
-    struct EidhofHistory<A> {
-        private let initialValue: A
-        private var history: [A] = []
-        private var redoStack: [A] = []
-        init(initialValue: A) { self.initialValue = initialValue }
-        var value: A {
-            get { history.last ?? initialValue }
-            set { history.append(newValue); redoStack = [] }
-        }
-        mutating func undo() {
-            guard let item = history.popLast() else { return }
-            redoStack.append(item)
-        }
-        mutating func redo() {
-            guard let item = redoStack.popLast() else { return }
-            history.append(item)
-        }
-    }
-
     /// The first `PersonVC`, over a class `Person` ("如果把 `人` 定义成一个类"): its point — a change
     /// made through one holder is seen by every other — holds for a `Var` over the struct.
     @Test("the class PersonVC's change() is seen by everyone holding the person, with a struct underneath")

@@ -8,26 +8,6 @@ import Testing
 /// never trapping on a part that is gone, and a write's cost independent of past reads.
 @Suite("Var: parts kept for Swift Observation")
 struct ObservedPartsTests {
-    /// Chris Eidhof's `History` (seed 000): a stack of values, undone and redone in place.
-    struct ArticleHistory<A> {
-        private let initialValue: A
-        private var history: [A] = []
-        private var redoStack: [A] = []
-        init(initialValue: A) { self.initialValue = initialValue }
-        var value: A {
-            get { history.last ?? initialValue }
-            set { history.append(newValue); redoStack = [] }
-        }
-        mutating func undo() {
-            guard let item = history.popLast() else { return }
-            redoStack.append(item)
-        }
-        mutating func redo() {
-            guard let item = redoStack.popLast() else { return }
-            history.append(item)
-        }
-    }
-
     struct Item: Identifiable, Equatable, Sendable {
         var id: Int
         var name: String
@@ -46,7 +26,7 @@ struct ObservedPartsTests {
 
     @Test("seed 000's History: an index part read, then the array shrinks under it — no trap, plain or tracked")
     func shrinkingUnderAnIndexPart() {
-        let source = Var(ArticleHistory<[Entry]>(initialValue: []))
+        let source = Var(EidhofHistory<[Entry]>(initialValue: []))
         let book: Var<[Entry]> = source[\.value]
         book.value.append(Entry(name: "Test", addresses: []))
         book[0].value.name = "New Name"
