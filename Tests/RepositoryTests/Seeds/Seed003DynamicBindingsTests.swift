@@ -40,33 +40,22 @@ struct Seed003DynamicBindingsTests {
         subscription.cancel()
     }
 
-    @Test("bind to a label: nil until the first set (where did Steve go?)")
-    @MainActor func bindLabel() async {
+    /// `name.bind { nameLabel.text = $0 }` — "the first time? where did Steve go?" — and the
+    /// article's fix, `name.bindAndFire { nameLabel.text = $0 }`.
+    @Test("bind leaves the label nil until the first set; bindAndFire shows Steve at once")
+    @MainActor func bindAndBindAndFireLabels() async {
         let name = Var("Steve")
-        let nameLabel = Label()
-        let subscription = name.observeOnMainActor { nameLabel.text = $0.new }
+        let boundLabel = Label(), firedLabel = Label()
+        let subscriptions = [name.observeOnMainActor { boundLabel.text = $0.new },
+                             name.observeOnMainActor(initial: true) { firedLabel.text = $0.new }]
         await drain(.main)
-        #expect(nameLabel.text == nil)
-        name.value = "Tim"
-        await drain(.main)
-        #expect(nameLabel.text == "Tim")
-        name.value = "Groot"
-        await drain(.main)
-        #expect(nameLabel.text == "Groot")
-        subscription.cancel()
-    }
-
-    @Test("bindAndFire: the label shows Steve at once")
-    @MainActor func bindAndFireLabel() async {
-        let name = Var("Steve")
-        let nameLabel = Label()
-        let subscription = name.observeOnMainActor(initial: true) { nameLabel.text = $0.new }
-        await drain(.main)
-        #expect(nameLabel.text == "Steve")
-        name.value = "Tim"
-        await drain(.main)
-        #expect(nameLabel.text == "Tim")
-        subscription.cancel()
+        #expect(boundLabel.text == nil && firedLabel.text == "Steve")
+        for text in ["Tim", "Groot"] {
+            name.value = text
+            await drain(.main)
+            #expect(boundLabel.text == text && firedLabel.text == text)
+        }
+        subscriptions.forEach { $0.cancel() }
     }
 
     @Test("Dynamic of any type, the type inferred; a second listener does not replace the first")
