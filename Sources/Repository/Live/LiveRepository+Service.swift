@@ -23,6 +23,8 @@ extension LiveRepository: Service {
         let settled = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 await withTaskGroup(of: Void.self) { saves in
+                    // Waits for the writes only: each failure is on `errors` already, and stays
+                    // for the `save()` of the task whose edit it was.
                     for store in live { saves.addTask { try? await store.save() } }
                 }
                 return true
