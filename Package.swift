@@ -129,6 +129,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The address book's migrations as they were before the library owned the live
+            // schema: an upgrade test applies them, then the library's install.
+            exclude: ["LiveSchema/OldDemoMigrations"],
             swiftSettings: strictSwift
         ),
     ],

@@ -16,7 +16,29 @@ public final class AddressBook: Sendable {
     /// The live repository behind the handles; its `errors` reports failed background writes.
     public let repository: LiveRepository
 
-    /// The schema: the change-notification helper, `people` and `addresses`.
+    /// Brings `database` up to date: the library's `live` schema (``LiveSchema/install(on:)``),
+    /// then the address book's migrations — `people` and `addresses`, both live. A database
+    /// migrated before the library owned the `live` schema keeps its history: the three
+    /// migrations that carried it, now empty, are accepted as rewritten.
+    @discardableResult
+    public static func migrate(_ database: Database) async throws -> [Migration] {
+        try await LiveSchema.install(on: database)
+        let migrator = try migrations()
+        try await migrator.acceptRewrites(database, rewrittenMigrations)
+        return try await migrator.migrate(database)
+    }
+
+    /// The checksums of the migrations as they were before the library took the `live` schema
+    /// over: 0001, 0004 and 0005 held its SQL, and 0003 touched one of its functions.
+    static let rewrittenMigrations: [Int64: String] = [
+        1: "aeb1ef1393ab2be5e8048c639f23d0270b758357f86bb850e7042fcb7292daa4",
+        3: "c34f9f5cecdbd3ed9e29e7415732a35518f20e55835ba3767446d7759c4eb137",
+        4: "1bdef3d7959422e7701e371e0037a4cc030de86594365e8672c72803a31a3f8d",
+        5: "1aff91a5685b7ff3564f37d92c567c8bb80da0ccf97f6074d395202195d1e5c1",
+    ]
+
+    /// The address book's migrations alone (``migrate(_:)`` runs them after installing the
+    /// `live` schema they need).
     public static func migrations() throws -> Migrator {
         guard let directory = Bundle.module.url(forResource: "Migrations", withExtension: nil) else {
             throw AddressBookError.missingMigrations

@@ -19,7 +19,7 @@ struct MigrateCommand: AsyncParsableCommand {
             """,
         version: "0.4.0",
         subcommands: [Up.self, Down.self, Status.self, Validate.self, New.self, Baseline.self, Repair.self,
-                      Create.self, Wait.self])
+                      Create.self, Wait.self, Live.self])
 
     /// Runs the command; any failure is one line on standard error, `migrate: …`, and a
     /// non-zero exit (3 for `status --fail-if-pending` with pending migrations).

@@ -24,7 +24,7 @@ struct DemoSession {
         }
         configuration.applicationName = "demo"
         let database = Database(configuration, maximumConnections: 4)
-        try await AddressBook.migrations().migrate(database)
+        try await AddressBook.migrate(database)
         return DemoSession(database: database, book: AddressBook(database))
     }
 

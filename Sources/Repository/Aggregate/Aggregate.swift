@@ -19,11 +19,12 @@
 /// }
 /// ```
 ///
-/// The child table holds the root's id in ``parentColumn`` (a foreign key, ideally with
-/// `ON DELETE CASCADE`) and each child's index in ``positionColumn``. Both tables need an `id`
-/// key and `live.enable_change_notifications`; rows are versioned by `xmin`. Children get their
-/// ids from the client (use UUIDs), so a child appended locally can be followed by id at once.
-public protocol Aggregate: Identifiable, Equatable, Sendable where ID == Root.ID, Root.ID: Comparable {
+/// The child table holds the root's key in ``parentColumn`` (a foreign key, ideally with
+/// `ON DELETE CASCADE`) and each child's index in ``positionColumn``. The root's primary key is
+/// one column, of any name; the child's is any primary key. Both tables are enabled
+/// (``LiveSchema/enable(_:on:)``); rows are versioned by `xmin`. Children get their ids from the
+/// client (use UUIDs), so a child appended locally can be followed by id at once.
+public protocol Aggregate: Identifiable, Equatable, Sendable where ID == Root.ID, Root.ID: Comparable & SQLValueConvertible {
     /// The root row's record type.
     associatedtype Root: Record & Equatable
     /// The child rows' record type.

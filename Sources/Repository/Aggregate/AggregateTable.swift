@@ -30,7 +30,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
 
     /// The roots owning these child rows, for children announced before anyone here knew them.
     func parents(of children: [A.Child.ID], using query: FeedQuery) throws -> [A.ID] {
-        try query("SELECT DISTINCT \(parent) FROM \(child.quoted) WHERE id = ANY($1)", [children.sqlValue])
+        try query("SELECT DISTINCT \(parent) FROM \(child.quoted) WHERE \(child.key.isAny(parameter: 1))", try child.key.arrays(of: children))
             .map { try $0.decode(A.ID.self, at: 0) }
     }
 
@@ -61,19 +61,22 @@ struct AggregateTable<A: Aggregate>: Sendable {
     func write(_ changes: AggregateChanges<A>, of edited: A, base: Committed<AggregateContent<A>>, on connection: Connection) async throws {
         if !changes.rootProperties.isEmpty || changes.isStructural {
             // A structural change writes the root row too (a new xmin), so concurrent structural edits conflict.
-            let (sql, parameters) = try root.updateStatement(edited.root, properties: changes.rootProperties, expectedVersion: base.version.root)
+            let (sql, parameters) = try root.updateStatement(edited.root, id: base.value.root.id, properties: changes.rootProperties, expectedVersion: base.version.root)
             guard try await connection.query(sql, values: parameters).count == 1 else { throw VersionConflict() }
         }
         for (edited, properties) in changes.updated {
-            let (sql, parameters) = try child.updateStatement(edited, properties: properties, expectedVersion: base.version.children[edited.id] ?? 0)
+            let (sql, parameters) = try child.updateStatement(edited, id: edited.id, properties: properties, expectedVersion: base.version.children[edited.id] ?? 0)
             guard try await connection.query(sql, values: parameters).count == 1 else { throw VersionConflict() }
         }
         let parentID = edited.id.sqlValue
         if !changes.removed.isEmpty {
-            try await connection.query("DELETE FROM \(child.quoted) WHERE id = ANY($1) AND \(parent) = $2", values: [changes.removed.sqlValue, parentID])
+            let keys = try child.key.arrays(of: changes.removed)
+            try await connection.query("DELETE FROM \(child.quoted) WHERE \(child.key.isAny(parameter: 2)) AND \(parent) = $1", values: [parentID] + keys)
         }
         for (id, index) in changes.moved {
-            try await connection.query("UPDATE \(child.quoted) SET \(position) = $2 WHERE id = $1 AND \(parent) = $3", values: [id.sqlValue, .text(String(index)), parentID])
+            let key = try child.key.values(of: id)
+            try await connection.query("UPDATE \(child.quoted) SET \(position) = $2 WHERE \(child.key.equals(parameter: 3)) AND \(parent) = $1",
+                                       values: [parentID, .text(String(index))] + key)
         }
         for (new, index) in changes.inserted {
             let columns = try RecordColumns(new).values.filter { $0.column != "version" }

@@ -27,8 +27,9 @@ extension LiveRepository {
         orderBy: [SortKey<A>] = []
     ) async throws -> Var<IdentifiedArrayOf<A>> {
         let table = try await aggregateTable(for: A.self)
-        let matching = matchingIDs(A.ID.self, from: table.root.quoted, try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue)))
-        let source = QuerySource<A>(table: table.qualifiedName) { [weak self] ids in
+        let matching = matchingIDs(A.ID.self, from: table.root.quoted, key: table.root.key,
+                                   try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue)))
+        let source = QuerySource<A>(table: table.qualifiedName, key: table.root.key) { [weak self] ids in
             // Membership from the root rows; contents from the aggregates' own stores, which
             // re-read themselves when any of their rows changes.
             let stores = try await self?.aggregateStores(table, ids: try await matching(ids)) ?? []
@@ -116,7 +117,7 @@ struct ChildRoute: Sendable {
         aggregate = ObjectIdentifier(A.self)
         rootTable = table.qualifiedName
         parents = { keys, query in
-            let ids = keys.compactMap { $0.decode(as: A.Child.ID.self) }
+            let ids = keys.compactMap { table.child.key.id(from: $0, as: A.Child.ID.self) }
             return ids.isEmpty ? [] : try table.parents(of: ids, using: query).map { LiveRepository.keyText($0) }
         }
     }

@@ -59,15 +59,24 @@ public struct Change: Sendable, Hashable, Decodable {
     }
 }
 
-/// A row key as a notification carries it: an integer or a string (UUIDs, text keys).
+/// A row key as a notification carries it: an integer or a string (UUIDs, text keys), or —
+/// for a primary key of several columns — their values in key order.
 public enum ChangeKey: Sendable, Hashable, Decodable, CustomStringConvertible {
     /// An integer key.
     case integer(Int64)
     /// A text or UUID key.
     case text(String)
+    /// A key of several columns, in the primary key's order.
+    case composite([ChangeKey])
 
-    /// Decodes a JSON number or string.
+    /// Decodes a JSON number or string, or an array of them.
     public init(from decoder: any Decoder) throws {
+        if var parts = try? decoder.unkeyedContainer() {
+            var values: [ChangeKey] = []
+            while !parts.isAtEnd { values.append(try parts.decode(ChangeKey.self)) }
+            self = .composite(values)
+            return
+        }
         let container = try decoder.singleValueContainer()
         if let integer = try? container.decode(Int64.self) {
             self = .integer(integer)
@@ -76,11 +85,13 @@ public enum ChangeKey: Sendable, Hashable, Decodable, CustomStringConvertible {
         }
     }
 
-    /// The key as text.
+    /// The key as text: a single value's text; a composite key's values as a JSON array of
+    /// their texts (`["7","ada"]`).
     public var description: String {
         switch self {
         case .integer(let value): String(value)
         case .text(let value): value
+        case .composite(let parts): KeyText.composite(parts.map(\.description))
         }
     }
 }

@@ -14,7 +14,7 @@ public import Logging
 ///
 /// - One live store per (table, key): reading the same row twice gives handles that share
 ///   their value, their writes and their re-reads.
-/// - Writes send only the columns this process edited, `WHERE id = $1 AND xmin = $2`. When
+/// - Writes send only the columns this process edited, `WHERE <key> = $1 AND xmin = $2`. When
 ///   another writer got there first, the row is re-read and the edited columns are written
 ///   again on top of it; a column both changed (to different values) follows the
 ///   ``ConflictPolicy`` and is reported.
@@ -227,10 +227,8 @@ public final class LiveRepository: Sendable {
         return resolved
     }
 
-    static func keyText(_ id: some SQLValueConvertible) -> String {
-        if case .text(let text) = id.sqlValue { return text }
-        return "\(id)"
-    }
+    /// An id as the identity map and change announcements name it (see ``KeyText``).
+    static func keyText(_ id: some Encodable) -> String { KeyText.text(of: id) }
 }
 
 /// Which rows and tables were announced, by the read sequence number current when their

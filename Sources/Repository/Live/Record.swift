@@ -1,14 +1,10 @@
 import Foundation
 
-/// A struct stored as a row of a table with an `id` key.
+/// A struct stored as a row of a table, found by the table's primary key.
 ///
-/// Properties map to columns (snake_case by default). The live repository keeps the row's
-/// version beside the value for optimistic concurrency: PostgreSQL's `xmin`, the id of the
-/// transaction that last wrote the row, so the table needs no version column (and must be a
-/// table, partitioned or not: a view has no `xmin`). A `version`
-/// property, if declared, is read like any column and never written; neither is `id`. Install
-/// `live.enable_change_notifications('table')` (see the project's migrations) so that every
-/// writer announces its changes.
+/// Properties map to columns (snake_case by default). The key is the table's primary key,
+/// whatever its columns are called: ``id`` is its value — one column's (`Int64`, `String`,
+/// `UUID`…), or, for a key of several columns, a struct of them in key order:
 ///
 /// ```swift
 /// struct Person: Record {
@@ -16,18 +12,53 @@ import Foundation
 ///     var id: Int64
 ///     var name: String
 /// }
+///
+/// struct Membership: Record {                      // PRIMARY KEY (project_id, user_id)
+///     static let tableName = "memberships"
+///     struct Key: Hashable, Codable, Sendable { var projectId: Int64; var userId: String }
+///     var projectId: Int64
+///     var userId: String
+///     var role: String
+///     var id: Key { Key(projectId: projectId, userId: userId) }
+/// }
 /// ```
-public protocol Record: Codable, Identifiable, Sendable where ID: SQLValueConvertible & Codable & Hashable {
+///
+/// The live repository keeps the row's version beside the value for optimistic concurrency:
+/// PostgreSQL's `xmin`, the id of the transaction that last wrote the row, so the table needs
+/// no version column (and must be a table, partitioned or not: a view has no `xmin`). Key
+/// columns, and a `version` column if declared, are read like any column and never written: a
+/// local edit of one is refused. Enable the table once —
+/// `LiveSchema.enable("people", on: database)`, or `SELECT live.enable_change_notifications('people')`
+/// in a migration — so that every writer announces its changes.
+public protocol Record: Codable, Identifiable, Sendable where ID: Codable & Hashable & Sendable {
     /// The table, optionally schema-qualified, as SQL spells it: `people`, `crm.people`, or with
     /// double quotes for names with dots, spaces or capitals (`"odd.name"`, `crm."Odd Name"`).
     static var tableName: String { get }
     /// How property names become column names.
     static var columnNaming: ColumnNaming { get }
+    /// The key columns of a table without a primary key (nil, the default: the primary key's).
+    static var primaryKey: [String]? { get }
 }
 
 extension Record {
     /// snake_case columns.
     public static var columnNaming: ColumnNaming { .snakeCase }
+    /// The table's primary key.
+    public static var primaryKey: [String]? { nil }
+}
+
+/// The key columns of each record type's table, once resolved: columns a write never sets.
+enum RecordKeyColumns {
+    private static let known = Locked<[ObjectIdentifier: Set<String>]>([:])
+
+    static func record(_ columns: [String], for type: Any.Type) {
+        known.withLock { $0[ObjectIdentifier(type)] = Set(columns) }
+    }
+
+    /// Before the table is resolved (values made by hand in tests): `id`.
+    static func of(_ type: Any.Type) -> Set<String> {
+        known.withLock { $0[ObjectIdentifier(type)] } ?? ["id"]
+    }
 }
 
 /// A record's values by property, for change detection and merging.
@@ -42,9 +73,9 @@ struct RecordColumns<R: Record> {
         }
     }
 
-    /// Columns a write never sets: the key, and a `version` column (which writes before
+    /// Columns a write never sets: the key's, and a `version` column (which writes before
     /// migration 0005 were conditioned on).
-    static var managedColumns: Set<String> { ["id", "version"] }
+    static var managedColumns: Set<String> { RecordKeyColumns.of(R.self).union(["version"]) }
 
     /// The properties whose values differ from `other`'s.
     func changedProperties(since other: RecordColumns<R>) -> Set<String> {
@@ -52,23 +83,15 @@ struct RecordColumns<R: Record> {
         return Set(values.filter { before[$0.property] != $0.value }.map(\.property))
     }
 
-    /// The changed properties a write may set: all but the key and the version.
-    func writableChanges(since other: RecordColumns<R>) -> Set<String> {
+    /// The changed properties a write may set: all but the key and the version. An edit of a
+    /// key column is refused (a row keeps its key: insert another instead).
+    func writableChanges(since other: RecordColumns<R>) throws -> Set<String> {
+        let changed = changedProperties(since: other)
+        let key = RecordKeyColumns.of(R.self)
+        if let edited = values.first(where: { changed.contains($0.property) && key.contains($0.column) }) {
+            throw PostgresError(.invalidParameter, "\(edited.column) is part of the key of \(R.tableName): a live row's key cannot be edited (insert a new row instead)")
+        }
         let managed = Set(values.filter { Self.managedColumns.contains($0.column) }.map(\.property))
-        return changedProperties(since: other).subtracting(managed)
-    }
-}
-
-extension RecordColumns {
-    /// The properties `theirs` changed since `base` that `current` edited since `reference` —
-    /// to another value than theirs, and than `reference` holds: local edits still unwritten
-    /// that collide with another writer's (columns already equal to theirs are their change,
-    /// arrived; columns `theirs` holds as `reference` does are the echo of our own write).
-    static func collisions(current: R, theirs: R, base: R, editsSince reference: R) throws -> Set<String> {
-        let (now, other, ref) = (try RecordColumns(current), try RecordColumns(theirs), try RecordColumns(reference))
-        return other.writableChanges(since: try RecordColumns(base))
-            .intersection(now.writableChanges(since: ref))
-            .intersection(now.changedProperties(since: other))
-            .intersection(other.changedProperties(since: ref))
+        return changed.subtracting(managed)
     }
 }

@@ -8,40 +8,48 @@ struct RecordTable<R: Record>: Sendable {
     let qualifiedName: String
     /// The name for SQL text: schema and table quoted one by one.
     let quoted: String
+    /// The table's primary key.
+    let key: TableKey
     /// The statements that read one row, and many, by key (built once: a read is hot).
     private let selectOne: String
     private let selectMany: String
     /// A column a write may set to itself to give the row a new version without changing it:
     /// the first that this role may update and that is neither generated nor an identity
-    /// column only DEFAULT may be assigned to, the key last (nil when there is none).
+    /// column only DEFAULT may be assigned to, key columns last (nil when there is none).
     let touchColumn: String?
 
-    init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String, touchColumn: String?) {
+    init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String, key: TableKey, touchColumn: String?) {
         self.database = database
         self.reads = reads
+        self.key = key
         self.touchColumn = touchColumn
         qualifiedName = schema + "." + name
         quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
-        selectOne = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE id = $1"
-        selectMany = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE id = ANY($1)"
+        selectOne = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.equals(parameter: 1))"
+        selectMany = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.isAny(parameter: 1))"
     }
 
-    /// Resolves `R.tableName` (`people`, `crm.people`, `"odd.name"`) through the server's search path.
+    /// Resolves `R.tableName` (`people`, `crm.people`, `"odd.name"`) through the server's search
+    /// path, and its primary key.
     static func resolve(_ database: Database, reads: Locked<ReadCount>? = nil) async throws -> RecordTable {
         let row = try await database.query("""
-            SELECT n.nspname, c.relname, (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0
+            SELECT n.nspname, c.relname, c.oid::int8, (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0
                 AND NOT a.attisdropped AND a.attgenerated = '' AND a.attidentity <> 'a'
-                AND has_column_privilege(c.oid, a.attnum, 'UPDATE') ORDER BY a.attname = 'id', a.attnum LIMIT 1)
+                AND has_column_privilege(c.oid, a.attnum, 'UPDATE')
+                ORDER BY a.attnum = ANY(coalesce((SELECT i.indkey::int2[] FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), '{}')), a.attnum LIMIT 1)
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass
             """, [R.tableName])[0]
-        return RecordTable(database: database, reads: reads, schema: try row.decode(String.self, at: 0), name: try row.decode(String.self, at: 1),
-                           touchColumn: try row.decode(String?.self, at: 2))
+        let (schema, name) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
+        let key = try await TableKey.resolve(try row.decode(Int64.self, at: 2), table: schema + "." + name, declared: R.primaryKey,
+                                             naming: R.columnNaming) { try await database.query($0, $1) }
+        RecordKeyColumns.record(key.columns, for: R.self)
+        return RecordTable(database: database, reads: reads, schema: schema, name: name, key: key, touchColumn: try row.decode(String?.self, at: 3))
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
     func fetch(_ ids: [R.ID]) async throws -> [(record: R, version: Int64)] {
         var rows: [(R, Int64)] = []
-        for (sql, parameters) in selects(ids) {
+        for (sql, parameters) in try selects(ids) {
             rows += try Self.decode(await database.query(sql, parameters))
         }
         reads?.withLock { $0.rows += rows.count }
@@ -50,33 +58,35 @@ struct RecordTable<R: Record>: Sendable {
 
     /// The same, through `query` (the change feed's connection, on its own thread).
     func fetch(_ ids: [R.ID], using query: (String, [SQLValue]) throws -> QueryResult) throws -> [(record: R, version: Int64)] {
-        let rows = try selects(ids).flatMap { sql, parameters in try Self.decode(query(sql, parameters.map(\.sqlValue))) }
+        let rows = try selects(ids).flatMap { sql, parameters in try Self.decode(query(sql, parameters)) }
         reads?.withLock { $0.rows += rows.count }
         return rows
     }
 
-    /// One statement per 1,000 keys; a single key uses `id = $1`, which plans better than ANY.
-    private func selects(_ ids: [R.ID]) -> [(String, [any SQLValueConvertible])] {
-        stride(from: 0, to: ids.count, by: 1000).map { start in
+    /// One statement per 1,000 keys; a single key uses `k = $1`, which plans better than ANY.
+    private func selects(_ ids: [R.ID]) throws -> [(String, [SQLValue])] {
+        try stride(from: 0, to: ids.count, by: 1000).map { start in
             reads?.withLock { $0.queries += 1 }
-            if ids.count == 1 { return (selectOne, [ids[0]]) }
-            return (selectMany, [Array(ids[start..<min(start + 1000, ids.count)])])
+            if ids.count == 1 { return (selectOne, try key.values(of: ids[0])) }
+            return (selectMany, try key.arrays(of: Array(ids[start..<min(start + 1000, ids.count)])))
         }
     }
 
-    /// Writes `properties` of `value` if the row is still at `version`; nil if it is not
-    /// (or is gone). The row then has a new version: the writing transaction's.
+    /// Writes `properties` of `value` if the row with key `id` is still at `version`; nil if it
+    /// is not (or is gone). The row then has a new version: the writing transaction's.
     /// Writes of many live values at once go out together (see ``Database/pipelined(_:_:)``).
-    func update(_ value: R, properties: Set<String>, expectedVersion version: Int64) async throws -> (record: R, version: Int64)? {
-        let (sql, parameters) = try updateStatement(value, properties: properties, expectedVersion: version)
+    func update(_ value: R, id: R.ID, properties: Set<String>, expectedVersion version: Int64) async throws -> (record: R, version: Int64)? {
+        let (sql, parameters) = try updateStatement(value, id: id, properties: properties, expectedVersion: version)
         return try Self.decode(await database.pipelined(sql, parameters)).first
     }
 
-    /// The conditional `UPDATE … RETURNING *` behind ``update(_:properties:expectedVersion:)``.
+    /// The conditional `UPDATE … RETURNING *` behind ``update(_:id:properties:expectedVersion:)``.
     /// With no properties it sets ``touchColumn`` to itself: the row gets a new version all the same.
-    func updateStatement(_ value: R, properties: Set<String>, expectedVersion version: Int64) throws -> (String, [SQLValue]) {
+    func updateStatement(_ value: R, id: R.ID, properties: Set<String>, expectedVersion version: Int64) throws -> (String, [SQLValue]) {
         let columns = try RecordColumns(value).values.filter { properties.contains($0.property) }
-        var assignments = columns.enumerated().map { "\(SQLIdentifier.quoted($1.column)) = $\($0 + 3)" }
+        let keyValues = try key.values(of: id)
+        let first = keyValues.count + 2
+        var assignments = columns.enumerated().map { "\(SQLIdentifier.quoted($1.column)) = $\($0 + first)" }
         if assignments.isEmpty {
             guard let touchColumn else {
                 throw PostgresError(.invalidStatement, "\(qualifiedName) has no column a write may set to itself (all are generated or identity columns)")
@@ -84,8 +94,8 @@ struct RecordTable<R: Record>: Sendable {
             assignments = ["\(SQLIdentifier.quoted(touchColumn)) = \(SQLIdentifier.quoted(touchColumn))"]
         }
         let sql = "UPDATE \(quoted) SET \(assignments.joined(separator: ", ")) "
-            + "WHERE id = $1 AND \(RowVersion.isAt(parameter: 2)) RETURNING \(RowVersion.rowAndVersion)"
-        return (sql, [value.id.sqlValue, .text(String(version))] + columns.map(\.value))
+            + "WHERE \(key.equals(parameter: 1)) AND \(RowVersion.isAt(parameter: keyValues.count + 1)) RETURNING \(RowVersion.rowAndVersion)"
+        return (sql, keyValues + [.text(String(version))] + columns.map(\.value))
     }
 
     /// Every row as a record and its version; the columns are looked up once for all rows.
@@ -109,10 +119,10 @@ extension RecordTable: LiveTable {
         try fetch(ids, using: query).map { ($0.record.id, Committed(value: $0.record, version: $0.version)) }
     }
 
-    /// One `UPDATE … SET <the written fields> WHERE id = $1 AND xmin = $2 RETURNING *`.
+    /// One `UPDATE … SET <the written fields> WHERE <key> = $1 AND xmin = $2 RETURNING *`.
     func write(_ write: SyncState<RecordContent<R>>.Write, id: R.ID) async throws -> WriteOutcome<RecordContent<R>> {
         guard !write.fields.isEmpty else { return .unchanged }
-        guard let row = try await update(write.snapshot, properties: write.fields, expectedVersion: write.base.version) else {
+        guard let row = try await update(write.snapshot, id: id, properties: write.fields, expectedVersion: write.base.version) else {
             return .conflict
         }
         return .written(Committed(value: row.record, version: row.version))

@@ -52,12 +52,12 @@ extension LiveRepository {
     /// How a query over records reads: the rows themselves, with whether each matches, in one
     /// statement per 1,000 ids — so the list, the stores and membership all come from one read.
     func recordQuerySource<R: Record & Equatable>(_ table: RecordTable<R>, _ predicate: QueryPredicate) -> QuerySource<R> where R.ID: Comparable {
-        QuerySource(table: table.qualifiedName) { [weak self] ids in
+        QuerySource(table: table.qualifiedName, key: table.key) { [weak self] ids in
             guard let self else { throw CancellationError() }
             let number = sequence.next()
             var rows: [R.ID: Committed<RecordContent<R>>] = [:]
             var matchingIDs: [R.ID] = [], notMatchingIDs: [R.ID] = []
-            for (sql, values) in predicate.selectRows(from: table.quoted, among: ids) {
+            for (sql, values) in try predicate.selectRows(from: table.quoted, key: table.key, among: ids) {
                 let result = try await database.query(sql, values)
                 reads.withLock { $0.queries += 1; $0.rows += result.count }
                 metrics.rowsReread.increment(by: result.count)
@@ -96,15 +96,16 @@ extension LiveRepository {
         }
     }
 
-    /// Selects the ids of the rows among `ids` (all when nil) with whether each matches.
-    func matchingIDs<ID: Decodable & SQLValueConvertible>(_: ID.Type, from quotedTable: String, _ predicate: QueryPredicate) -> @Sendable ([ID]?) async throws -> [ID] {
+    /// Selects the ids of the rows among `ids` (all when nil) with whether each matches. The
+    /// key is one column (an aggregate's root).
+    func matchingIDs<ID: Codable & SendableMetatype>(_: ID.Type, from quotedTable: String, key: TableKey, _ predicate: QueryPredicate) -> @Sendable ([ID]?) async throws -> [ID] {
         { [database, reads] ids in
             var matching: [ID] = []
-            for (sql, values) in predicate.selectRows("id", from: quotedTable, among: ids) {
+            for (sql, values) in try predicate.selectRows(key.selectList, from: quotedTable, key: key, among: ids) {
                 let rows = try await database.query(sql, values)
                 reads.withLock { $0.queries += 1; $0.rows += rows.count }
                 for row in rows where try row.decode(Bool.self, column: QueryPredicate.matchesColumn) {
-                    matching.append(try row.decode(ID.self, column: "id"))
+                    matching.append(try row.decode(ID.self, at: 0))
                 }
             }
             return matching
@@ -146,7 +147,7 @@ extension LiveQueryStore: AnyLiveQuery where Element.ID: Decodable {
     var table: String { source.table }
 
     func changed(_ keys: [ChangeKey]) {
-        changed(keys.compactMap { $0.decode(as: Element.ID.self) })
+        changed(keys.compactMap { source.key.id(from: $0, as: Element.ID.self) })
     }
 }
 
@@ -167,6 +168,8 @@ extension ChangeKey {
             if let id = value as? ID ?? Int(exactly: value) as? ID { return id }
         case .text(let value):
             if let id = value as? ID ?? UUID(uuidString: value) as? ID { return id }
+        case .composite:
+            return nil  // a struct of key columns: see ``TableKey/id(from:as:)``
         }
         let json: String
         switch self {
@@ -174,6 +177,7 @@ extension ChangeKey {
         case .text(let value):
             guard let quoted = try? JSONEncoder().encode(value) else { return nil }
             json = String(decoding: quoted, as: UTF8.self)
+        case .composite: return nil
         }
         return try? JSONDecoder().decode(ID.self, from: Data(json.utf8))
     }

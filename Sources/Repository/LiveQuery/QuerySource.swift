@@ -21,6 +21,8 @@ extension LiveStore: MemberStore {}
 struct QuerySource<Element: Identifiable & Equatable & Sendable>: Sendable where Element.ID: Comparable & Sendable {
     /// The schema-qualified table whose rows are the elements.
     let table: String
+    /// The table's key, to read announced keys as ids.
+    let key: TableKey
     /// Reads the rows with these ids (all matching rows when nil) with the query's condition,
     /// in one numbered read: the matching ones as elements with their live stores, and a
     /// hand-over that gives every row read to its live store, to run once the list is updated.
@@ -50,17 +52,18 @@ struct QueryPredicate: Sendable {
     /// The statements reading `columns` (by default the whole row and its version) of the rows
     /// with these ids, each with a column saying whether it matches (at most 1,000 ids a
     /// statement); with nil, the one statement reading every matching row.
-    func selectRows(_ columns: String = RowVersion.rowAndVersion, from quotedTable: String, among ids: [some SQLValueConvertible]?) -> [(String, [SQLValue])] {
+    func selectRows(_ columns: String = RowVersion.rowAndVersion, from quotedTable: String, key: TableKey,
+                    among ids: [some Encodable]?) throws -> [(String, [SQLValue])] {
         let selectList = "\(columns), \(condition.map { "(\($0)) IS TRUE" } ?? "true") AS \(Self.matchesColumn)"
         guard let ids else {
             return [("SELECT \(selectList) FROM \(quotedTable)\(condition.map { " WHERE (\($0))" } ?? "")", parameters)]
         }
-        let key = "$\(parameters.count + 1)"
-        return stride(from: 0, to: ids.count, by: 1000).map { start in
+        let first = parameters.count + 1
+        return try stride(from: 0, to: ids.count, by: 1000).map { start in
             let chunk = Array(ids[start..<min(start + 1000, ids.count)])
             return chunk.count == 1
-                ? ("SELECT \(selectList) FROM \(quotedTable) WHERE id = \(key)", parameters + [chunk[0].sqlValue])
-                : ("SELECT \(selectList) FROM \(quotedTable) WHERE id = ANY(\(key))", parameters + [chunk.sqlValue])
+                ? ("SELECT \(selectList) FROM \(quotedTable) WHERE \(key.equals(parameter: first))", parameters + (try key.values(of: chunk[0])))
+                : ("SELECT \(selectList) FROM \(quotedTable) WHERE \(key.isAny(parameter: first))", parameters + (try key.arrays(of: chunk)))
         }
     }
 }

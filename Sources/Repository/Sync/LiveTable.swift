@@ -2,7 +2,7 @@
 /// ``SyncState/Write``. ``LiveStore`` runs the same engine over any of them.
 protocol LiveTable<Content>: Sendable {
     associatedtype Content: SyncContent
-    associatedtype ID: Hashable & Sendable & SQLValueConvertible
+    associatedtype ID: Hashable & Sendable & Encodable
 
     /// The schema-qualified table of the value's own row, as announcements name it.
     var qualifiedName: String { get }

@@ -7,7 +7,7 @@ import Testing
 /// A database with the address book's schema.
 func makeAddressBookDatabase() async throws -> Database {
     let database = try await TestServer.makeDatabase()
-    try await AddressBook.migrations().migrate(database)
+    try await AddressBook.migrate(database)
     return database
 }
 

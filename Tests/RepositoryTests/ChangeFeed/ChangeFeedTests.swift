@@ -36,7 +36,7 @@ struct ChangeFeedTests {
         var configuration = base
         configuration.applicationName = "feed-\(UInt32.random(in: 0...UInt32.max))"
         self.configuration = configuration
-        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
+        try await migrateProject(database)
     }
 
     func insertPerson(_ name: String) async throws -> Int64 {
@@ -146,7 +146,7 @@ struct ChangeFeedTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try await LocalServer.start(.persistent(directory: directory))
         let local = Database(server.configuration)
-        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(local)
+        try await migrateProject(local)
         let feed = ChangeFeed(server.configuration, maximumBackoff: .milliseconds(500))
         let log = FeedLog(feed)
         #expect(try await eventually { log.count(.connected) == 1 })

@@ -16,7 +16,7 @@ struct PartitionTests {
         defer { Task { try? await server.stop() } }
         let admin = Database(server.configuration, maximumConnections: 1)
         try await admin.query("ALTER ROLE postgres PASSWORD 'partition-pw'")
-        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(admin)
+        try await migrateProject(admin)
         try await admin.query("CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, version bigint NOT NULL DEFAULT 1)")
         try await admin.query("SELECT live.enable_change_notifications('contacts')")
         try await admin.query("INSERT INTO contacts (id, name) VALUES (1, 'before')")

@@ -11,7 +11,7 @@ struct PoolFaultTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try await LocalServer.start(.persistent(directory: directory))
         let database = Database(server.configuration, maximumConnections: 4)
-        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
+        try await migrateProject(database)
         try await database.query("CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, email text, version bigint NOT NULL DEFAULT 1)")
         try await database.query("SELECT live.enable_change_notifications('contacts')")
         try await database.query("INSERT INTO contacts (id, name) VALUES (1, 'Ada')")

@@ -12,7 +12,7 @@ struct Contact: Record, Equatable {
 /// `version` column: rows are versioned by PostgreSQL's `xmin`).
 func makeContactsDatabase() async throws -> Database {
     let database = try await TestServer.makeDatabase()
-    try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
+    try await migrateProject(database)
     try await database.withConnection { connection in
         try await connection.execute(script: """
             CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, email text UNIQUE);

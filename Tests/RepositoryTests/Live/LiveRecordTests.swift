@@ -227,7 +227,7 @@ struct LiveRecordTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try await LocalServer.start(.persistent(directory: directory))
         let local = Database(server.configuration)
-        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(local)
+        try await migrateProject(local)
         let id = try await local.query("INSERT INTO people (name) VALUES ('before') RETURNING id")[0].decode(Int64.self, at: 0)
         let repository = LiveRepository(local)
         let errors = ErrorLog(repository)

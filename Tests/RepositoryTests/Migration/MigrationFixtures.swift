@@ -28,3 +28,10 @@ extension Database {
         try await query("SELECT to_regclass($1) IS NOT NULL", [name])[0].decode(Bool.self, at: 0)
     }
 }
+
+/// The library's `live` schema and the project's migrations (the address book's), as the demo
+/// applies them.
+func migrateProject(_ database: Database) async throws {
+    try await LiveSchema.install(on: database)
+    try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
+}

@@ -184,7 +184,7 @@ struct Seed004PropertyWrapperOwnerTests {
           .timeLimit(.minutes(1)))
     func appAndCloudStorage() async throws {
         let database = try await TestServer.makeDatabase()
-        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
+        try await migrateProject(database)
         try await database.withConnection { connection in
             try await connection.execute(script: """
                 CREATE TABLE settings (id bigint PRIMARY KEY, ready_for_action boolean NOT NULL, speed double precision NOT NULL);

@@ -24,7 +24,7 @@ struct ExampleServerTests {
         let database = try await TestServer.makeDatabase()
         let url = try await TestServer.connectionString(database: database.name())
         let book = AddressBook(database)
-        try await AddressBook.migrations().migrate(database)
+        try await AddressBook.migrate(database)
         let ada = try await book.addPerson(name: "Ada", streets: ["12 St James's Square"])
         let id = ada.value.id
         let port = try FreePort.find()

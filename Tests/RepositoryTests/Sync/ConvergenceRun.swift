@@ -43,7 +43,7 @@ struct ConvergenceRun {
     /// under change notifications (versioned by `xmin`: no version column); an audit of every
     /// committed update (the writing transaction, who, old and new values); a phase.
     static func prepare(_ database: Database) async throws {
-        try await Migrator(directory: ProjectMigrationsTests.directory).migrate(database)
+        try await migrateProject(database)
         try await database.withConnection { connection in
             try await connection.execute(script: """
                 CREATE TABLE sync_rows (id bigint PRIMARY KEY, shared bigint NOT NULL DEFAULT 0,

@@ -106,12 +106,12 @@ struct RowVersionTests {
         #expect(counters.touchColumn == "label")
         #expect(try await RecordTable<Contact>.resolve(database).touchColumn == "name")  // not the key
         let before = try await database.query("SELECT xmin FROM counters")[0].decode(Int64.self, at: 0)
-        let (sql, parameters) = try counters.updateStatement(Counter(id: 1, doubled: 2, label: "one"), properties: [], expectedVersion: before)
+        let (sql, parameters) = try counters.updateStatement(Counter(id: 1, doubled: 2, label: "one"), id: 1, properties: [], expectedVersion: before)
         #expect(try await database.query(sql, parameters).count == 1)
         #expect(try await database.query("SELECT xmin FROM counters")[0].decode(Int64.self, at: 0) != before)
 
         let fixed = try await RecordTable<Fixed>.resolve(database)
         #expect(fixed.touchColumn == nil)
-        #expect(throws: PostgresError.self) { try fixed.updateStatement(Fixed(id: 1), properties: [], expectedVersion: 1) }
+        #expect(throws: PostgresError.self) { try fixed.updateStatement(Fixed(id: 1), id: 1, properties: [], expectedVersion: 1) }
     }
 }

@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import Repository
+
+/// `migrate live install` and `migrate live enable TABLE`: the library's `live` schema from the
+/// command line, for deployment scripts (the same calls as `LiveSchema` in Swift).
+struct Live: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Install the library's live schema, or enable a table's change announcements.",
+        subcommands: [Install.self, Enable.self])
+
+    struct Install: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Install or upgrade the live schema (idempotent; safe when several processes run it at once).")
+
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let pool = try await database.database()
+            defer { pool.close() }
+            let installed = try await LiveSchema.install(on: pool)
+            print(installed ? "Installed live schema version \(LiveSchema.version)."
+                            : "The live schema is up to date (version \(try await LiveSchema.installedVersion(on: pool) ?? LiveSchema.version)).")
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Announce every change of a table (installing the live schema first if needed).")
+
+        @OptionGroup var database: DatabaseOption
+        @Argument(help: "The table, as SQL spells it: members, crm.members, \"Odd Name\".") var table: String
+
+        func run() async throws {
+            let pool = try await database.database()
+            defer { pool.close() }
+            try await LiveSchema.enable(table, on: pool)
+            print("Changes of \(TerminalText.escaped(table, limit: 200)) are announced.")
+        }
+    }
+}

@@ -1,0 +1,181 @@
+extension LiveSchema {
+    /// The `live` schema at ``version``: every function `CREATE OR REPLACE`d, so that the same
+    /// text installs it on an empty database and upgrades any earlier one (including the
+    /// address book's migrations 0001–0005, which carried it before the library did). Run in
+    /// one transaction under ``lockKey``, followed by ``reenableSQL``.
+    ///
+    /// What it installs: `live.enable_change_notifications(regclass)`, which puts statement-level
+    /// triggers on a table (and its partitions) announcing each statement's changed keys on
+    /// channel `live_changes`; the keys are the table's primary key — one column as a JSON
+    /// scalar, several as a JSON array — so no column name is assumed.
+    static let installSQL = #"""
+        CREATE SCHEMA IF NOT EXISTS live;
+        CREATE TABLE IF NOT EXISTS live.schema_version (
+            version integer NOT NULL,
+            installed_at timestamptz NOT NULL DEFAULT now(),
+            installed_by text NOT NULL DEFAULT current_user
+        );
+
+        -- The notifications announcing `keys` (JSON texts, the longest `longest` bytes), each at
+        -- most ~7,000 bytes of keys, under PostgreSQL's 8,000-byte limit; each still to be
+        -- closed with "}".
+        CREATE OR REPLACE FUNCTION live.announcement_parts(target text, op text, version text, at text, keys text[], longest integer)
+        RETURNS text[] LANGUAGE plpgsql AS $$
+        DECLARE
+            per integer := greatest(1, 7000 / (coalesce(longest, 0) + 1));  -- keys per notification
+            parts text[] := '{}';
+        BEGIN
+            FOR part IN 0..(coalesce(cardinality(keys), 0) + per - 1) / per - 1 LOOP
+                parts := parts || ('{"table":' || target || ',"op":"' || op || '","version":' || version || ',"at":' || at
+                    || ',"keys":[' || array_to_string(keys[part * per + 1 : part * per + per], ',') || ']');
+            END LOOP;
+            RETURN parts;
+        END
+        $$;
+
+        -- The table announcements name: the trigger's argument (a partition's partitioned
+        -- table), or the trigger's own table.
+        CREATE OR REPLACE FUNCTION live.announced_table(argument text, schema name, name name) RETURNS text
+        LANGUAGE sql IMMUTABLE AS $$ SELECT to_json(coalesce(argument, schema || '.' || name))::text $$;
+
+        -- The SQL expression of a table's key as a JSON text: `to_json(k)::text` for one
+        -- column, `json_build_array(a, b)::text` for several. Refuses a table without a
+        -- primary key, and key types announcements cannot carry.
+        CREATE OR REPLACE FUNCTION live.key_expression(target regclass) RETURNS text
+        LANGUAGE plpgsql STABLE AS $$
+        DECLARE
+            columns text[];
+            bad text;
+        BEGIN
+            SELECT array_agg(quote_ident(a.attname) ORDER BY k.position),
+                   string_agg(CASE WHEN a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'text'::regtype,
+                                                       'varchar'::regtype, 'bpchar'::regtype, 'uuid'::regtype)
+                                   THEN NULL ELSE quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod) END, ', ')
+            INTO columns, bad
+            FROM pg_index i
+            CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
+            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+            WHERE i.indrelid = target AND i.indisprimary;
+            IF columns IS NULL THEN
+                RAISE EXCEPTION 'live: table % has no primary key; live rows are found by their primary key', target
+                    USING ERRCODE = 'invalid_table_definition', HINT = 'ALTER TABLE ... ADD PRIMARY KEY (...)';
+            END IF;
+            IF bad IS NOT NULL THEN
+                RAISE EXCEPTION 'live: the primary key of % has a column of a type announcements cannot carry: % (use integers, text or uuid)', target, bad
+                    USING ERRCODE = 'feature_not_supported';
+            END IF;
+            IF cardinality(columns) = 1 THEN
+                RETURN 'to_json(' || columns[1] || ')::text';
+            END IF;
+            RETURN 'json_build_array(' || array_to_string(columns, ', ') || ')::text';
+        END
+        $$;
+
+        -- One statement's changed keys, announced in notifications of at most ~7,000 bytes of
+        -- keys. Arguments: the table to name, and its key expression (live.key_expression).
+        CREATE OR REPLACE FUNCTION live.announce_statement() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            first boolean := coalesce(current_setting('live.announced', true), '') = '';
+            target text := live.announced_table(TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME);
+            keyexpr text := coalesce(TG_ARGV[1], 'to_json(id)::text');  -- triggers made before the argument named `id`
+            at text := ((extract(epoch FROM clock_timestamp()) * 1000000)::bigint)::text;
+            version text;
+            keys text[];
+            longest integer;
+            gone text[];
+            longestGone integer;
+            payloads text[];
+        BEGIN
+            EXECUTE format('SELECT array_agg(k), max(octet_length(k)) FROM (SELECT %s AS k FROM live_rows_after) changed', keyexpr)
+            INTO keys, longest;
+            IF keys IS NULL THEN
+                RETURN NULL;  -- no row changed
+            END IF;
+            IF longest > 7000 THEN
+                RAISE EXCEPTION 'live: a key of % is % bytes as JSON; change announcements carry keys of at most 7,000', target, longest
+                    USING ERRCODE = 'program_limit_exceeded';
+            END IF;
+            PERFORM set_config('live.announced', 'yes', true);
+            version := CASE WHEN first THEN pg_current_xact_id()::xid::text ELSE '0' END;
+            -- An UPDATE that changed a key: the old one is gone.
+            IF TG_OP = 'UPDATE' THEN
+                EXECUTE format('SELECT array_agg(k), max(octet_length(k)) FROM (SELECT %1$s AS k FROM live_rows_before '
+                               'EXCEPT SELECT %1$s FROM live_rows_after) removed', keyexpr)
+                INTO gone, longestGone;
+            END IF;
+            -- All parts but the last say "more", so that listeners take one statement as one batch.
+            payloads := live.announcement_parts(target, lower(TG_OP), version, at, keys, longest)
+                || live.announcement_parts(target, 'delete', version, at, gone, longestGone);
+            FOR i IN 1..cardinality(payloads) LOOP
+                PERFORM pg_notify('live_changes', payloads[i] || CASE WHEN i < cardinality(payloads) THEN ',"more":true}' ELSE '}' END);
+            END LOOP;
+            RETURN NULL;
+        END
+        $$;
+
+        CREATE OR REPLACE FUNCTION live.announce_truncate() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify('live_changes', '{"table":' || live.announced_table(TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME) || ',"op":"truncate"}');
+            RETURN NULL;
+        END
+        $$;
+
+        -- Announces every change of `target` and, if it is partitioned, of every partition below
+        -- it, each naming `target`. Run it again after adding partitions. Idempotent.
+        CREATE OR REPLACE FUNCTION live.enable_change_notifications(target regclass) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            announced text := (SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = target);
+            keyexpr text := live.key_expression(target);
+            member regclass;
+        BEGIN
+            -- The table first: dropping its row trigger drops the copies on its partitions.
+            FOR member IN SELECT target UNION ALL (SELECT relid FROM pg_partition_tree(target) WHERE relid <> target ORDER BY level) LOOP
+                EXECUTE format('DROP TRIGGER IF EXISTS live_bump_version ON %s', member);
+                EXECUTE format('DROP TRIGGER IF EXISTS live_notify_change ON %s', member);
+                EXECUTE format('DROP TRIGGER IF EXISTS live_announce_insert ON %s', member);
+                EXECUTE format('CREATE TRIGGER live_announce_insert AFTER INSERT ON %s
+                                REFERENCING NEW TABLE AS live_rows_after
+                                FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement(%L, %L)', member, announced, keyexpr);
+                EXECUTE format('DROP TRIGGER IF EXISTS live_announce_update ON %s', member);
+                EXECUTE format('CREATE TRIGGER live_announce_update AFTER UPDATE ON %s
+                                REFERENCING OLD TABLE AS live_rows_before NEW TABLE AS live_rows_after
+                                FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement(%L, %L)', member, announced, keyexpr);
+                EXECUTE format('DROP TRIGGER IF EXISTS live_announce_delete ON %s', member);
+                EXECUTE format('CREATE TRIGGER live_announce_delete AFTER DELETE ON %s
+                                REFERENCING OLD TABLE AS live_rows_after
+                                FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement(%L, %L)', member, announced, keyexpr);
+                EXECUTE format('DROP TRIGGER IF EXISTS live_announce_truncate ON %s', member);
+                EXECUTE format('CREATE TRIGGER live_announce_truncate AFTER TRUNCATE ON %s
+                                FOR EACH STATEMENT EXECUTE FUNCTION live.announce_truncate(%L)', member, announced);
+            END LOOP;
+        END
+        $$;
+
+        -- Stops announcing `target`'s changes (and its partitions').
+        CREATE OR REPLACE FUNCTION live.disable_change_notifications(target regclass) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            member regclass;
+        BEGIN
+            FOR member IN SELECT target UNION ALL (SELECT relid FROM pg_partition_tree(target) WHERE relid <> target) LOOP
+                EXECUTE format('DROP TRIGGER IF EXISTS live_announce_insert ON %s', member);
+                EXECUTE format('DROP TRIGGER IF EXISTS live_announce_update ON %s', member);
+                EXECUTE format('DROP TRIGGER IF EXISTS live_announce_delete ON %s', member);
+                EXECUTE format('DROP TRIGGER IF EXISTS live_announce_truncate ON %s', member);
+            END LOOP;
+        END
+        $$;
+        """#
+
+    /// Re-creates the triggers of every table announced so far (not partitions: those follow
+    /// their partitioned table) with the functions just installed — in the same transaction,
+    /// so no statement goes unannounced — and leaves the version-bumping trigger of the
+    /// address book's migration 0001 behind.
+    static let reenableSQL = """
+        SELECT live.enable_change_notifications(t.tgrelid::regclass) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+        WHERE t.tgname IN ('live_announce_update', 'live_notify_change') AND NOT c.relispartition
+        """
+}

@@ -1,0 +1,68 @@
+/// What the library keeps in the database: the `live` schema, whose triggers announce every
+/// change of the tables you enable. It ships with the library and is installed and upgraded
+/// by it — your migrations only say which tables are live.
+///
+/// ```swift
+/// try await LiveSchema.install(on: database)              // once per start is fine: idempotent
+/// try await LiveSchema.enable("members", on: database)    // or, in a migration:
+/// // SELECT live.enable_change_notifications('members');
+/// ```
+///
+/// Installing takes a transaction-scoped advisory lock, so processes starting at once install
+/// it once; it records ``version`` in `live.schema_version`. An older schema — including the
+/// one the address book's migrations 0001–0005 carried — is upgraded in the same transaction
+/// that re-creates the triggers of every enabled table, so no statement goes unannounced.
+/// A schema installed by a newer library is left as it is: during a rolling upgrade the newer
+/// processes install it, and announcements stay readable by the older ones (fields are only
+/// ever added).
+///
+/// A table needs a primary key of integer, text or uuid columns, one or several; its changes
+/// are announced by key, and a key must stay under 7,000 bytes as JSON (a longer one makes the
+/// statement fail with an error saying so, rather than go unannounced).
+public enum LiveSchema {
+    /// The schema version this library installs.
+    public static let version = 1
+
+    /// The advisory lock that serializes installs ("live" in ASCII, then the schema's number).
+    static let lockKey: Int64 = 0x6C69_7665_0000_0001
+
+    /// Installs or upgrades the `live` schema; whether it did anything (false when this
+    /// version, or a newer one, is installed already).
+    @discardableResult
+    public static func install(on database: Database) async throws -> Bool {
+        try await database.transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock($1)", [lockKey])
+            if let installed = try await installedVersion(connection), installed >= version { return false }
+            try await connection.execute(script: installSQL)
+            try await connection.query(reenableSQL)
+            try await connection.query("INSERT INTO live.schema_version (version) VALUES ($1)", [version])
+            return true
+        }
+    }
+
+    /// The installed schema's version; nil when none is (the address book's old migrations
+    /// left an unversioned one).
+    public static func installedVersion(on database: Database) async throws -> Int? {
+        try await database.withConnection { try await installedVersion($0) }
+    }
+
+    private static func installedVersion(_ connection: Connection) async throws -> Int? {
+        guard try await connection.query("SELECT to_regclass('live.schema_version') IS NOT NULL")[0].decode(Bool.self, at: 0) else { return nil }
+        return try await connection.query("SELECT max(version) FROM live.schema_version")[0].decode(Int?.self, at: 0)
+    }
+
+    /// Announces every change of `table` from now on (and of its partitions, if it is
+    /// partitioned), installing the schema first if needed. `table` is spelled as SQL spells
+    /// it: `members`, `crm.members`, `"Odd Name"`. Idempotent.
+    /// - Throws: the server's error, one line — for a table that does not exist, has no
+    ///   primary key, or has a key column of another type than integer, text or uuid.
+    public static func enable(_ table: String, on database: Database) async throws {
+        try await install(on: database)
+        try await database.query("SELECT live.enable_change_notifications($1::regclass)", [table])
+    }
+
+    /// Stops announcing `table`'s changes. Live values over it stop following other processes.
+    public static func disable(_ table: String, on database: Database) async throws {
+        try await database.query("SELECT live.disable_change_notifications($1::regclass)", [table])
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import IdentifiedCollections
+@testable import Repository
+import Testing
+
+/// A user's own tables: keys that are not a column called `id` — a text key, a key of two
+/// columns, an aggregate whose tables are keyed otherwise — read, written, merged, followed.
+@Suite("Live records on any primary key")
+struct OwnKeyTests {
+    struct Account: Record, Equatable {
+        static let tableName = "accounts"
+        var userId: String
+        var name: String
+        var id: String { userId }
+    }
+
+    let database: Database
+    let repository: LiveRepository
+
+    init() async throws {
+        database = try await TestServer.makeDatabase()
+        try await database.withConnection { connection in
+            try await connection.execute(script: """
+                CREATE TABLE accounts (user_id text PRIMARY KEY, name text NOT NULL);
+                CREATE TABLE members (project_id bigint, user_id text, role text NOT NULL, PRIMARY KEY (project_id, user_id));
+                INSERT INTO accounts VALUES ('ada', 'Ada'), ('grace', 'Grace');
+                INSERT INTO members VALUES (7, 'ada', 'owner'), (7, 'grace', 'viewer'), (8, 'ada', 'viewer');
+                """)
+        }
+        try await LiveSchema.enable("accounts", on: database)
+        try await LiveSchema.enable("members", on: database)
+        repository = LiveRepository(database)
+    }
+
+    func role(_ project: Int64, _ user: String) async throws -> String? {
+        try await database.query("SELECT role FROM members WHERE project_id = $1 AND user_id = $2", [project, user]).first?.decode(String.self, at: 0)
+    }
+
+    @Test("a text key named user_id: read, write, merge over another writer, follow psql, deletion, a key edit refused")
+    func textKey() async throws {
+        let ada = try await repository.read(Account.self, id: "ada")
+        ada[\.name].value = "Ada Lovelace"
+        try await ada.save()
+        #expect(try await database.query("SELECT name FROM accounts WHERE user_id = 'ada'")[0].decode(String.self, at: 0) == "Ada Lovelace")
+        try await psql("UPDATE accounts SET name = 'Countess' WHERE user_id = 'ada'", database: database)
+        #expect(try await eventually { ada.value.name == "Countess" })
+        let again = try await repository.read(Account.self, id: "ada")
+        again[\.name].value = "Ada"                             // one store: the first handle sees it
+        #expect(ada.value.name == "Ada")
+        try await again.save()
+        ada[\.userId].value = "lovelace"                       // a key is not edited in place
+        await #expect(throws: LiveRecordError.self) { try await ada.save() }
+        #expect(ada.value.userId == "ada")
+        try await database.query("DELETE FROM accounts WHERE user_id = 'ada'")
+        #expect(try await eventually { ada.liveState == .deleted })
+        await #expect(throws: LiveRecordError.self) { try await repository.read(Account.self, id: "nobody") }
+    }
+
+    @Test("a key of two columns: handles, writes, a merge and a same-column conflict, identity")
+    func compositeKey() async throws {
+        let key = Membership.Key(projectId: 7, userId: "grace")
+        let grace = try await repository.read(Membership.self, id: key)
+        #expect(grace.value.role == "viewer")
+        grace[\.role].value = "editor"
+        try await grace.save()
+        #expect(try await role(7, "grace") == "editor")
+        let other = LiveRepository(database)
+        defer { other.close() }
+        let graceThere = try await other.read(Membership.self, id: key)
+        try await commitUnderneath(database, "UPDATE members SET role = 'admin' WHERE project_id = 7 AND user_id = 'grace'") {
+            graceThere[\.role].value = "owner"
+        }
+        let conflict = await #expect(throws: LiveRecordError.self) { try await graceThere.save() }
+        guard case .conflict(_, let keyText, let columns, _, _, _)? = conflict else {
+            Issue.record("expected a conflict: \(String(describing: conflict))")
+            return
+        }
+        #expect(columns == ["role"] && keyText == #"["7","grace"]"#)
+        #expect(try await eventually { grace.value.role == "admin" && graceThere.value.role == "admin" })
+        #expect(try await role(7, "grace") == "admin")
+        #expect(try await role(8, "ada") == "viewer")
+    }
+
+    @Test("a live query over a composite-keyed table follows inserts, updates, key changes and deletes, equal to a re-run")
+    func compositeQuery() async throws {
+        let team = try await repository.readAll(Membership.self, where: "project_id = $1", parameters: [7], orderBy: [.ascending(\.role)])
+        func rerun() async throws -> [Membership] {
+            try await database.query("SELECT * FROM members WHERE project_id = 7 ORDER BY role COLLATE \"C\", project_id, user_id COLLATE \"C\"").decode(Membership.self)
+        }
+        #expect(team.value.elements == (try await rerun()))
+        for statement in ["INSERT INTO members VALUES (7, 'lin', 'admin'), (9, 'lin', 'owner')",
+                          "UPDATE members SET role = 'zz' WHERE project_id = 7 AND user_id = 'ada'",
+                          "UPDATE members SET user_id = 'hopper' WHERE project_id = 7 AND user_id = 'grace'",
+                          "UPDATE members SET project_id = 7, user_id = 'from8' WHERE project_id = 8",
+                          "DELETE FROM members WHERE project_id = 7 AND user_id = 'lin'"] {
+            try await psql(statement, database: database)
+            let expected = try await rerun()
+            #expect(try await eventually { team.value.elements == expected }, "after \(statement): \(team.value.ids) vs \(expected.map(\.id))")
+        }
+        let element = team[id: Membership.Key(projectId: 7, userId: "hopper")]
+        element[\.role].value = "aa"
+        try await team.save()
+        #expect(try await role(7, "hopper") == "aa")
+        #expect(team.value.first?.userId == "hopper")
+    }
+}
+
+/// An aggregate over tables keyed otherwise: orders by `code`, their lines by `line_id`,
+/// lines pointing at their order through `order_code`.
+@Suite("Aggregates on any primary key")
+struct OwnKeyAggregateTests {
+    struct OrderRow: Record, Equatable {
+        static let tableName = "orders"
+        var code: String
+        var customer: String
+        var id: String { code }
+    }
+
+    struct Line: Record, Equatable {
+        static let tableName = "order_lines"
+        var lineId: UUID
+        var item: String
+        var id: UUID { lineId }
+    }
+
+    struct Order: Aggregate {
+        static let parentColumn = "order_code"
+        static let positionColumn = "position"
+        var code: String
+        var customer: String
+        var lines: [Line]
+        var id: String { code }
+        init(root: OrderRow, children: [Line]) { (code, customer, lines) = (root.code, root.customer, children) }
+        var root: OrderRow { OrderRow(code: code, customer: customer) }
+        var children: [Line] { lines }
+    }
+
+    @Test("read, append, edit, move and remove lines; another process's new line arrives")
+    func order() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { connection in
+            try await connection.execute(script: """
+                CREATE TABLE orders (code text PRIMARY KEY, customer text NOT NULL);
+                CREATE TABLE order_lines (line_id uuid PRIMARY KEY, order_code text NOT NULL REFERENCES orders ON DELETE CASCADE,
+                                          position integer NOT NULL, item text NOT NULL);
+                INSERT INTO orders VALUES ('A-1', 'Ada');
+                INSERT INTO order_lines VALUES ('00000000-0000-0000-0000-000000000001', 'A-1', 0, 'tea');
+                """)
+        }
+        try await LiveSchema.enable("orders", on: database)
+        try await LiveSchema.enable("order_lines", on: database)
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let order = try await repository.read(Order.self, id: "A-1")
+        #expect(order.value.lines.map(\.item) == ["tea"])
+        order[\.lines].value.append(Line(lineId: UUID(), item: "scones"))
+        order[\.lines][0][\.item].value = "green tea"
+        order[\.customer].value = "Ada Lovelace"
+        try await order.save()
+        func lines() async throws -> [String] {
+            try await database.query("SELECT item FROM order_lines WHERE order_code = 'A-1' ORDER BY position").map { try $0.decode(String.self, at: 0) }
+        }
+        #expect(try await lines() == ["green tea", "scones"])
+        order[\.lines].value.swapAt(0, 1)
+        try await order.save()
+        #expect(try await lines() == ["scones", "green tea"])
+        try await psql("INSERT INTO order_lines VALUES (gen_random_uuid(), 'A-1', 2, 'jam')", database: database)
+        #expect(try await eventually { order.value.lines.map(\.item) == ["scones", "green tea", "jam"] })
+        order[\.lines].value.removeFirst()
+        try await order.save()
+        #expect(try await lines() == ["green tea", "jam"])
+        let everyone = try await repository.readAll(Order.self, orderBy: [.ascending(\.customer)])
+        #expect(everyone.value.map(\.code) == ["A-1"])
+        try await psql("DELETE FROM orders WHERE code = 'A-1'", database: database)
+        #expect(try await eventually { order.liveState == .deleted && everyone.value.isEmpty })
+    }
+}
