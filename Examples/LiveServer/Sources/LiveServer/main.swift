@@ -24,7 +24,7 @@ let logger = {
 }()
 
 let database = Database(try .environment(), maximumConnections: 8, logger: logger)
-try await AddressBook.migrations().migrate(database)
+try await AddressBook.migrate(database)
 let book = AddressBook(database)
 let everyone = try await book.people()   // one live query, kept current for GET /people
 
