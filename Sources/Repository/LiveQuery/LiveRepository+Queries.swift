@@ -118,7 +118,7 @@ extension LiveRepository {
         let live = queries.withLock { $0.compactMap { weak in weak.query.map { ($0, weak.readsRows) } } }
         var readTables: Set<String> = []
         for (query, readsRows) in live {
-            let mine = changes.filter { $0.table == query.table }
+            let mine = changes.filter { query.follows($0.table) }
             guard !mine.isEmpty else { continue }
             if mine.contains(where: { $0.operation == .truncate }) {
                 query.rerun()
@@ -138,13 +138,19 @@ extension LiveRepository {
 
 /// What the repository needs of a live query without knowing its element type.
 protocol AnyLiveQuery: AnyObject, Sendable {
+    /// The table (or tables) it follows, for messages.
     var table: String { get }
+    /// Whether announcements of `table` concern it.
+    func follows(_ table: String) -> Bool
+    /// Rows with these keys of a table it follows changed.
     func changed(_ keys: [ChangeKey])
+    /// Anything may have changed: run the whole query again.
     func rerun()
 }
 
 extension LiveQueryStore: AnyLiveQuery where Element.ID: Decodable {
     var table: String { source.table }
+    func follows(_ table: String) -> Bool { table == source.table }
 
     func changed(_ keys: [ChangeKey]) {
         changed(keys.compactMap { source.key.id(from: $0, as: Element.ID.self) })

@@ -1,0 +1,120 @@
+import Foundation
+public import IdentifiedCollections
+
+extension LiveRepository {
+    /// The live result of any read-only query — joins, aggregates, `GROUP BY`, subqueries —
+    /// decoded into `Row`s (columns to properties, snake_case by default): run again whenever
+    /// a table it reads is announced, a burst of changes costing at most two runs, and
+    /// published only when the result differs. After the change feed reconnects it runs again.
+    ///
+    /// ```swift
+    /// struct Tally: Decodable, Equatable, Sendable { var name: String; var addresses: Int }
+    /// let tallies = try await repository.readAll(Tally.self, sql: """
+    ///     SELECT p.name, count(a.id)::int AS addresses FROM people p
+    ///     LEFT JOIN addresses a ON a.person_id = p.id GROUP BY p.id ORDER BY p.name
+    ///     """)
+    /// let subscription = tallies.observe { print($0.new) }
+    /// ```
+    ///
+    /// The tables are found in the query's plan (`EXPLAIN (FORMAT JSON, VERBOSE)`: views are
+    /// seen through, partitions count as their partitioned table); name others in `tables` —
+    /// one read only inside a function is not in the plan. Every table followed must be enabled
+    /// (``LiveSchema/enable(_:on:)``). The result lives as long as it, or an observation of it,
+    /// is held. The query runs on every change, so it should not have side effects.
+    /// - Throws: ``PostgresError`` for a statement that is not one read-only query, that reads a
+    ///   table whose changes are not announced, or that the server refuses.
+    public func readAll<Row: Decodable & Equatable & Sendable>(
+        _ type: Row.Type = Row.self, sql: String, parameters: [any SQLValueConvertible] = [], tables: [String] = []
+    ) async throws -> Derived<[Row]> {
+        try await liveSelect(sql: sql, parameters: parameters, tables: tables) { try $0.decode(Row.self) }
+    }
+
+    /// The same, for `Identifiable` rows: the result is an `IdentifiedArray`, so that an
+    /// update's `changes()` names the ids inserted, removed and updated.
+    /// - Throws: also when two rows of a result share an id.
+    public func readAll<Row: Decodable & Equatable & Sendable & Identifiable>(
+        _ type: Row.Type = Row.self, sql: String, parameters: [any SQLValueConvertible] = [], tables: [String] = []
+    ) async throws -> Derived<IdentifiedArrayOf<Row>> where Row.ID: Sendable {
+        try await liveSelect(sql: sql, parameters: parameters, tables: tables) { result in
+            var rows = IdentifiedArrayOf<Row>()
+            for row in try result.decode(Row.self) {
+                guard rows.append(row).inserted else {
+                    throw PostgresError(.invalidStatement, "two rows of the live query's result have the id \(row.id): ids must be unique")
+                }
+            }
+            return rows
+        }
+    }
+
+    private func liveSelect<Value: Equatable & Sendable>(
+        sql: String, parameters: [any SQLValueConvertible], tables: [String], decode: @escaping @Sendable (QueryResult) throws -> Value
+    ) async throws -> Derived<Value> {
+        try await waitUntilListening()
+        let values = parameters.map(\.sqlValue)
+        let followed = try await tablesFollowed(by: sql, values, naming: tables)
+        let number = sequence.next()
+        let initial = try decode(await database.query(sql, values))
+        let select = LiveSelect(tables: followed, initial: initial, report: report) { [database, reads] in
+            let result = try await database.query(sql, values)
+            reads.withLock { $0.queries += 1; $0.rows += result.count }
+            return try decode(result)
+        }
+        queries.withLock { queries in
+            queries = queries.filter { $0.query != nil }
+            queries.append(WeakQuery(query: select, readsRows: false))
+        }
+        // A change announced while the first run ran may not be in its result.
+        if announced.withLock({ announced in followed.contains { announced.mayHaveChanged(table: $0, since: number) } }) { select.rerun() }
+        return select.result()
+    }
+
+    /// The tables `sql` reads, from its plan, and those `named`, as announcements name them;
+    /// throws when one is not announced.
+    private func tablesFollowed(by sql: String, _ parameters: [SQLValue], naming named: [String]) async throws -> Set<String> {
+        let plan = try await database.query("EXPLAIN (FORMAT JSON, VERBOSE) " + sql, parameters)[0].decode(String.self, at: 0)
+        let nodes = try PlanNodes(json: plan)
+        guard !nodes.modifies else {
+            throw PostgresError(.invalidStatement, "a live query must only read: this one writes (\(TerminalText.escaped(sql, limit: 200)))")
+        }
+        let relations = nodes.relations.filter { !["pg_catalog", "information_schema"].contains($0.schema) }
+            .map { SQLIdentifier.quoted($0.schema) + "." + SQLIdentifier.quoted($0.name) } + named
+        let rows = try await database.query("""
+            SELECT n.nspname || '.' || c.relname, EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'live_announce_update')
+            FROM unnest($1::text[]) AS r(name)
+            JOIN pg_class c ON c.oid = coalesce(pg_partition_root(r.name::regclass), r.name::regclass)
+            JOIN pg_namespace n ON n.oid = c.relnamespace
+            """, [SQLValue.text(ArrayLiteral.string(from: relations.map(SQLValue.text)))])
+        var followed: Set<String> = [], silent: [String] = []
+        for row in rows {
+            let name = try row.decode(String.self, at: 0)
+            followed.insert(name)
+            if try !row.decode(Bool.self, at: 1) { silent.append(name) }
+        }
+        guard silent.isEmpty else {
+            throw PostgresError(.invalidStatement, "a live query reads \(Set(silent).sorted().joined(separator: ", ")), whose changes are not announced: enable with LiveSchema.enable")
+        }
+        return followed
+    }
+}
+
+/// What a query plan (`EXPLAIN (FORMAT JSON, VERBOSE)`) says a statement touches.
+struct PlanNodes {
+    /// The relations its scans read.
+    private(set) var relations: [(schema: String, name: String)] = []
+    /// Whether it writes (a `ModifyTable` node, also inside a CTE).
+    private(set) var modifies = false
+
+    init(json: String) throws {
+        visit(try JSONSerialization.jsonObject(with: Data(json.utf8)))
+    }
+
+    private mutating func visit(_ node: Any) {
+        if let list = node as? [Any] {
+            for element in list { visit(element) }
+        } else if let object = node as? [String: Any] {
+            if let name = object["Relation Name"] as? String { relations.append((object["Schema"] as? String ?? "public", name)) }
+            if object["Node Type"] as? String == "ModifyTable" { modifies = true }
+            for value in object.values { visit(value) }
+        }
+    }
+}

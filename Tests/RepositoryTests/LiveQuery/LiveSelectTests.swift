@@ -1,0 +1,148 @@
+import AddressBookKit
+import Foundation
+import IdentifiedCollections
+@testable import Repository
+import Testing
+
+/// Live results of any query: a join with a count, re-run when either table changes, equal to
+/// running the query again after each step.
+@Suite("Live queries over any SELECT")
+struct LiveSelectTests {
+    struct Tally: Decodable, Equatable, Sendable, Identifiable {
+        var id: Int64
+        var name: String
+        var addresses: Int
+    }
+
+    static let tallySQL = """
+        SELECT p.id, p.name, count(a.id)::int AS addresses FROM people p LEFT JOIN addresses a ON a.person_id = p.id
+        WHERE p.name LIKE $1 GROUP BY p.id ORDER BY p.name COLLATE "C", p.id
+        """
+
+    let database: Database
+    let repository: LiveRepository
+
+    init() async throws {
+        database = try await TestServer.makeDatabase()
+        try await AddressBook.migrate(database)
+        repository = LiveRepository(database)
+    }
+
+    func rerun() async throws -> [Tally] {
+        try await database.query(Self.tallySQL, ["%"]).decode(Tally.self)
+    }
+
+    @Test("a join with a count follows inserts, updates and deletes in either table; each step equals a re-run")
+    func joinFollows() async throws {
+        let tallies = try await repository.readAll(Tally.self, sql: Self.tallySQL, parameters: ["%"])
+        let updates = Recorder<CollectionChanges<Int64>>()
+        let subscription = tallies.observe { updates.append($0.changes()) }
+        let steps = [
+            "INSERT INTO people (id, name) VALUES (1, 'Ada'), (2, 'Grace')",
+            "INSERT INTO addresses (person_id, position, street) VALUES (1, 0, 'London'), (1, 1, 'Ockham'), (2, 0, 'Arlington')",
+            "UPDATE people SET name = 'Amazing Grace' WHERE id = 2",
+            "DELETE FROM addresses WHERE street = 'Ockham'",
+            "UPDATE addresses SET person_id = 2 WHERE street = 'London'",
+            "DELETE FROM people WHERE id = 1",
+            "TRUNCATE addresses",
+        ]
+        for step in steps {
+            try await psql(step, database: database)
+            let expected = try await rerun()
+            #expect(try await eventually { tallies.value.elements == expected }, "after \(step): \(tallies.value.elements) vs \(expected)")
+        }
+        #expect(updates.all.contains(CollectionChanges(updated: [2])))
+        #expect(updates.all.allSatisfy { !$0.isEmpty })              // published only when the result differs
+        subscription.cancel()
+    }
+
+    @Test("a burst of 300 changes costs a few runs, not 300; an unrelated table costs none")
+    func coalesced() async throws {
+        try await database.query("CREATE TABLE unrelated (id int PRIMARY KEY)")
+        try await LiveSchema.enable("unrelated", on: database)
+        let tallies = try await repository.readAll(Tally.self, sql: Self.tallySQL, parameters: ["%"])
+        let before = repository.rowQueries
+        for index in 0..<300 {
+            try await database.query("INSERT INTO people (name) VALUES ($1)", ["p\(index)"])
+        }
+        #expect(try await eventually { tallies.value.count == 300 })
+        let runs = repository.rowQueries - before
+        print("300 single-row inserts, one at a time: \(runs) runs of the live query")
+        #expect(runs < 300)
+        let quiet = repository.rowQueries
+        try await database.query("INSERT INTO unrelated SELECT generate_series(1, 50)")
+        try await database.query("UPDATE people SET name = name WHERE false")     // announces nothing: no row changed
+        try await database.query("INSERT INTO people (name) VALUES ('last')")
+        #expect(try await eventually { tallies.value.count == 301 })
+        #expect(repository.rowQueries - quiet <= 2)
+    }
+
+    @Test("plain rows; a query that writes, or reads a table whose changes are not announced, is refused in one line")
+    func refusals() async throws {
+        struct Name: Decodable, Equatable, Sendable { var name: String }
+        let names = try await repository.readAll(Name.self, sql: "SELECT name FROM people ORDER BY name")
+        try await database.query("INSERT INTO people (name) VALUES ('Zed')")
+        #expect(try await eventually { names.value == [Name(name: "Zed")] })
+        try await database.query("CREATE TABLE quiet (name text)")
+        let silent = await #expect(throws: PostgresError.self) { try await repository.readAll(Name.self, sql: "SELECT name FROM quiet") }
+        #expect(silent?.message.contains("public.quiet, whose changes are not announced") == true)
+        let writes = await #expect(throws: PostgresError.self) {
+            try await repository.readAll(Name.self, sql: "WITH x AS (INSERT INTO people (name) VALUES ('sneaky') RETURNING name) SELECT name FROM x")
+        }
+        #expect(writes?.message.contains("must only read") == true)
+        #expect(try await database.query("SELECT count(*) FROM people WHERE name = 'sneaky'")[0].decode(Int.self, at: 0) == 0)
+    }
+
+    @Test("changes made while the listening connection was cut arrive after it reconnects")
+    func outage() async throws {
+        let tallies = try await repository.readAll(Tally.self, sql: Self.tallySQL, parameters: ["%"])
+        _ = try await TestServer.admin.value.query(
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% (change feed)'",
+            [try await database.name()])
+        try await database.query("INSERT INTO people (id, name) VALUES (5, 'Alan')")
+        let expected = try await rerun()
+        #expect(try await eventually(timeout: .seconds(30)) { tallies.value.elements == expected })
+    }
+}
+
+/// ``RerunSchedule`` over every sequence of up to ten events, without a database.
+@Suite("Rerun schedule")
+struct RerunScheduleTests {
+    @Test("one run at a time; every request is followed by a run that starts after it; at most one extra run")
+    func exhaustive() {
+        func check(_ events: [Bool]) {  // true: a request; false: the running run ends (if one runs)
+            var schedule = RerunSchedule()
+            var running = false, unserved = false, pendingRuns = 0
+            for isRequest in events {
+                if isRequest {
+                    if schedule.request() {
+                        #expect(!running, "\(events)")
+                        running = true
+                        unserved = false                       // the run starts after the request
+                    } else {
+                        #expect(running, "\(events)")
+                        unserved = true
+                    }
+                } else if running {
+                    if schedule.finished() {
+                        #expect(unserved, "\(events)")         // an extra run only when asked for
+                        unserved = false
+                        pendingRuns += 1
+                    } else {
+                        #expect(!unserved, "\(events)")        // a request is never dropped
+                        running = false
+                    }
+                }
+            }
+            #expect(running == schedule.isRunning, "\(events)")
+        }
+        var count = 0
+        for length in 0...10 {
+            for bits in 0..<(1 << length) {
+                check((0..<length).map { bits & (1 << $0) != 0 })
+                count += 1
+            }
+        }
+        #expect(count == 2047)
+    }
+}
