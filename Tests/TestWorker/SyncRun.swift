@@ -15,7 +15,21 @@ import Foundation
 import IdentifiedCollections
 import Repository
 
-struct SyncRow: Record, Equatable {
+/// A row of `sync_rows` as a worker writes it, whatever the table's key.
+protocol SyncRecord: Record, Equatable where ID: Comparable {
+    /// The row's number (the `id` column).
+    var number: Int64 { get }
+    var shared: Int64 { get set }
+    var w0: Int64 { get set }
+    var w1: Int64 { get set }
+    var w2: Int64 { get set }
+    var w3: Int64 { get set }
+    /// The key of row `number`.
+    static func key(_ number: Int64) -> ID
+}
+
+/// `sync_rows` keyed by `id`.
+struct SyncRow: SyncRecord {
     static let tableName = "sync_rows"
     var id: Int64
     var shared: Int64
@@ -23,6 +37,28 @@ struct SyncRow: Record, Equatable {
     var w1: Int64
     var w2: Int64
     var w3: Int64
+    var number: Int64 { id }
+    static func key(_ number: Int64) -> Int64 { number }
+}
+
+/// `sync_rows` keyed by `(tenant, id)`: the same test on a composite primary key.
+struct TenantSyncRow: SyncRecord {
+    static let tableName = "sync_rows"
+    struct Key: Hashable, Codable, Sendable, Comparable {
+        var tenant: String
+        var id: Int64
+        static func < (a: Key, b: Key) -> Bool { (a.tenant, a.id) < (b.tenant, b.id) }
+    }
+    var tenant: String
+    var number: Int64
+    var shared: Int64
+    var w0: Int64
+    var w1: Int64
+    var w2: Int64
+    var w3: Int64
+    var id: Key { Key(tenant: tenant, id: number) }
+    static func key(_ number: Int64) -> Key { Key(tenant: "acme", id: number) }
+    enum CodingKeys: String, CodingKey { case tenant, number = "id", shared, w0, w1, w2, w3 }
 }
 
 struct Report: Codable {
@@ -102,13 +138,19 @@ final class Flag: @unchecked Sendable {  // `isSet` is only touched under `lock`
     func set() { lock.lock(); defer { lock.unlock() }; value = true }
 }
 
-/// Writes as one of the convergence test's processes (see the file's opening comment).
+/// Writes as one of the convergence test's processes (see the file's opening comment); a fifth
+/// argument `composite` writes `sync_rows` keyed by `(tenant, id)`.
 func sync(_ arguments: [String]) async throws {
+    if arguments.count == 5, arguments[4] == "composite" { return try await sync(Array(arguments.prefix(4)), as: TenantSyncRow.self) }
+    try await sync(arguments, as: SyncRow.self)
+}
+
+func sync<R: SyncRecord>(_ arguments: [String], as _: R.Type) async throws {
     guard arguments.count == 4, let index = Int(arguments[0]), let seconds = Double(arguments[1]), let seed = UInt64(arguments[2]) else {
-        throw Usage("sync <index> <seconds> <seed> <databaseWins|localWins>")
+        throw Usage("sync <index> <seconds> <seed> <databaseWins|localWins> [composite]")
     }
     let policy: ConflictPolicy = arguments[3] == "localWins" ? .localWins : .databaseWins
-    let own: any WritableKeyPath<SyncRow, Int64> & Sendable = [\SyncRow.w0, \.w1, \.w2, \.w3][index]
+    let own: any WritableKeyPath<R, Int64> & Sendable = [\R.w0, \.w1, \.w2, \.w3][index]
 
     var configuration = try ConnectionConfiguration.environment()
     configuration.applicationName = "sync-worker-\(index)"  // the audit trigger records it
@@ -130,8 +172,8 @@ func sync(_ arguments: [String]) async throws {
                     return report.otherErrors.append("\(error)")
                 }
                 report.conflictsReported += 1
-                if policy == .databaseWins, columns.contains("shared"), let ours = ours as? SyncRow {
-                    report.sharedReportedLost.append([ours.id, ours.shared])
+                if policy == .databaseWins, columns.contains("shared"), let ours = ours as? R {
+                    report.sharedReportedLost.append([ours.number, ours.shared])
                 }
             }
         }
@@ -147,9 +189,9 @@ func sync(_ arguments: [String]) async throws {
     }
 
     let ids = try await database.query("SELECT id FROM sync_rows ORDER BY id").map { try $0.decode(Int64.self, at: 0) }
-    var handles: [Int64: Var<SyncRow>] = [:]
-    for id in ids { handles[id] = try await repository.read(SyncRow.self, id: id) }
-    let everyone = try await repository.readAll(SyncRow.self, orderBy: [.ascending(\.shared)])
+    var handles: [Int64: Var<R>] = [:]
+    for id in ids { handles[id] = try await repository.read(R.self, id: R.key(id)) }
+    let everyone = try await repository.readAll(R.self, orderBy: [.ascending(\.shared)])
     let rows = handles
     // Every list the live query publishes holds every row (none is deleted), ordered by the
     // shared column, then by id. Observers run on the setting thread, which may hold `log`'s
@@ -159,7 +201,7 @@ func sync(_ arguments: [String]) async throws {
         let list = update.new
         let ordered = zip(list, list.dropFirst()).allSatisfy { ($0.shared, $0.id) < ($1.shared, $1.id) }
         checked.record(ordered && list.count == ids.count ? nil : {
-            let shown = list.map { "\($0.id):\($0.shared)" }.joined(separator: " ")
+            let shown = list.map { "\($0.number):\($0.shared)" }.joined(separator: " ")
             return "the live query published \(list.count) of \(ids.count) rows, ordered: \(ordered): \(shown)"
         }())
     }
@@ -204,12 +246,12 @@ func sync(_ arguments: [String]) async throws {
                     }
                     let id = ids.randomElement(using: &random)!
                     let viaQuery = Bool.random(using: &random)
-                    let column: any WritableKeyPath<SyncRow, Int64> & Sendable = Int.random(in: 0..<5, using: &random) < 3 ? own : \.shared
+                    let column: any WritableKeyPath<R, Int64> & Sendable = Int.random(in: 0..<5, using: &random) < 3 ? own : \.shared
                     let value = log.unique { value, report in
                         if viaQuery {
                             // A row that exists is always in an unconditional live query.
-                            if everyone.value[id: id] == nil { report.otherErrors.append("the live query lacked row \(id)") }
-                            everyone[id: id][column].value = value
+                            if everyone.value[id: R.key(id)] == nil { report.otherErrors.append("the live query lacked row \(id)") }
+                            everyone[id: R.key(id)][column].value = value
                         } else {
                             rows[id]![column].value = value
                         }
@@ -255,7 +297,7 @@ func sync(_ arguments: [String]) async throws {
     let started = ContinuousClock.now
     let convergenceDeadline = started + .seconds(30)
     while true {
-        let table = try await database.query("SELECT * FROM sync_rows ORDER BY id").decode(SyncRow.self)
+        let table = try await database.query("SELECT * FROM sync_rows ORDER BY id").decode(R.self)
         let held = ids.map { handles[$0]!.value }
         let listed = everyone.value.elements.sorted { $0.id < $1.id }
         if held == table, listed == table {

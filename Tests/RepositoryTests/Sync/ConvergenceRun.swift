@@ -42,13 +42,15 @@ struct ConvergenceRun {
     /// The test schema in `database`: rows with a shared column and one column per worker,
     /// under change notifications (versioned by `xmin`: no version column); an audit of every
     /// committed update (the writing transaction, who, old and new values); a phase.
-    static func prepare(_ database: Database) async throws {
+    /// With `composite`, the table is keyed by `(tenant, id)`, every row of tenant `acme`.
+    static func prepare(_ database: Database, composite: Bool = false) async throws {
         try await migrateProject(database)
+        let key = composite ? "tenant text NOT NULL DEFAULT 'acme', id bigint" : "id bigint PRIMARY KEY"
         try await database.withConnection { connection in
             try await connection.execute(script: """
-                CREATE TABLE sync_rows (id bigint PRIMARY KEY, shared bigint NOT NULL DEFAULT 0,
+                CREATE TABLE sync_rows (\(key), shared bigint NOT NULL DEFAULT 0,
                     w0 bigint NOT NULL DEFAULT 0, w1 bigint NOT NULL DEFAULT 0, w2 bigint NOT NULL DEFAULT 0,
-                    w3 bigint NOT NULL DEFAULT 0);
+                    w3 bigint NOT NULL DEFAULT 0\(composite ? ", PRIMARY KEY (tenant, id)" : ""));
                 SELECT live.enable_change_notifications('sync_rows');
                 INSERT INTO sync_rows (id) SELECT generate_series(1, \(rows));
                 CREATE TABLE sync_audit (n bigserial PRIMARY KEY, row_id bigint, version bigint, writer text,
@@ -71,6 +73,8 @@ struct ConvergenceRun {
     let database: Database
     /// The connection string the workers use.
     let url: String
+    /// Whether the table is keyed by two columns (see ``prepare(_:composite:)``).
+    var composite = false
     let seed = UInt64.random(in: 0...UInt64(UInt32.max))
 
     /// Starts the workers and lets them write while `fault` runs: for at least ``seconds``, and
@@ -80,8 +84,9 @@ struct ConvergenceRun {
     func run(fault: @escaping @Sendable () async throws -> String) async throws -> [Report] {
         let environment = ProcessInfo.processInfo.environment.merging(["DATABASE_URL": url]) { $1 }
         let children = try (0..<Self.workers).map { index in
-            try ChildProcess(Self.worker, ["sync", String(index), String(Self.seconds), String(seed &+ UInt64(index) &* 104_729),
-                                           index % 2 == 0 ? "databaseWins" : "localWins"], environment: environment)
+            let policy = index % 2 == 0 ? "databaseWins" : "localWins"
+            let arguments: [String] = ["sync", String(index), String(Self.seconds), String(seed &+ UInt64(index) &* 104_729), policy]
+            return try ChildProcess(Self.worker, arguments + (composite ? ["composite"] : []), environment: environment)
         }
         let lines = children.map { child in
             let lines = Recorder<String>()
@@ -130,7 +135,7 @@ struct ConvergenceRun {
         let unreportedLosses = audit.unreportedLosses(reports)
         let sum = { (figure: (Report) -> Int) in reports.map(figure).reduce(0, +) }
         print("""
-            convergence (seed \(seed)): \(Self.workers) processes × \(Self.rows) rows × \(Self.seconds) s: \
+            convergence (seed \(seed)\(composite ? ", composite key" : "")): \(Self.workers) processes × \(Self.rows) rows × \(Self.seconds) s: \
             \(sum(\.sets)) sets (\(sum(\.ownSets)) own column, \(sum(\.sharedConfirmed.count)) shared confirmed), \
             \(audit.commits) commits, conflicts thrown \(sum(\.conflictsThrown)), reported \(sum(\.conflictsReported)), \
             unreported losses \(unreportedLosses.count + ownLost.count), stale writes \(audit.staleWrites.count), \

@@ -29,6 +29,20 @@ struct ConvergenceTests {
         #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected (seed \(run.seed))")
     }
 
+    @Test("the same on a table keyed by two columns, (tenant, id): the same promises, listening connections cut")
+    func convergenceOnCompositeKey() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await ConvergenceRun.prepare(database, composite: true)
+        var run = ConvergenceRun(database: database, url: try await TestServer.connectionString(database: database.name()))
+        run.composite = true
+        let reports = try await run.run {
+            "\(try await Self.cutListeningConnections(of: database)) listening connections cut"
+        }
+        let failures = reports.flatMap(\.failures)
+        #expect(failures.isEmpty && reports.allSatisfy { $0.writesFailed == 0 }, "\(failures.prefix(5)) (seed \(run.seed))")
+        #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected (seed \(run.seed))")
+    }
+
     @Test("the same, across a server restart under load: writes under way fail and are reported, and every handle converges after it")
     func convergenceAcrossRestart() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/convergence-restart-\(UInt32.random(in: 0...UInt32.max))"
