@@ -32,10 +32,8 @@ struct BenchEnvironment {
             configuration = local.configuration
         }
         let database = Database(configuration)
-        let migrations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Migrations").path
-        // Every migration: the announcement triggers are the latest ones (per statement).
-        try await Migrator(directory: migrations).migrate(database)
+        // The library's live schema: the announcement triggers users get.
+        try await LiveSchema.install(on: database)
         try await database.withConnection { connection in
             try await connection.execute(script: """
                 DROP TABLE IF EXISTS bench_rows;
