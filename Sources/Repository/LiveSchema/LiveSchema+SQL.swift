@@ -7,7 +7,9 @@ extension LiveSchema {
     /// What it installs: `live.enable_change_notifications(regclass)`, which puts statement-level
     /// triggers on a table (and its partitions) announcing each statement's changed keys on
     /// channel `live_changes`; the keys are the table's primary key — one column as a JSON
-    /// scalar, several as a JSON array — so no column name is assumed.
+    /// scalar, several as a JSON array — so no column name is assumed. The trigger function is
+    /// made per key shape with the key inlined (`live.announcement_function`), so its plans are
+    /// cached like any PL/pgSQL function's.
     static let installSQL = #"""
         CREATE SCHEMA IF NOT EXISTS live;
         CREATE TABLE IF NOT EXISTS live.schema_version (
@@ -71,46 +73,58 @@ extension LiveSchema {
         END
         $$;
 
-        -- One statement's changed keys, announced in notifications of at most ~7,000 bytes of
-        -- keys. Arguments: the table to name, and its key expression (live.key_expression).
-        CREATE OR REPLACE FUNCTION live.announce_statement() RETURNS trigger
+        -- The trigger function announcing the changes of tables whose key is `keyexpr`
+        -- (live.key_expression): one per key shape, made here with the key inlined, so that
+        -- PL/pgSQL plans its statements once per table and session rather than on every
+        -- statement. Its argument is the table to name. Made again on every enable, so an
+        -- upgrade of the library updates it.
+        CREATE OR REPLACE FUNCTION live.announcement_function(keyexpr text) RETURNS text
         LANGUAGE plpgsql AS $$
         DECLARE
-            first boolean := coalesce(current_setting('live.announced', true), '') = '';
-            target text := live.announced_table(TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME);
-            keyexpr text := coalesce(TG_ARGV[1], 'to_json(id)::text');  -- triggers made before the argument named `id`
-            at text := ((extract(epoch FROM clock_timestamp()) * 1000000)::bigint)::text;
-            version text;
-            keys text[];
-            longest integer;
-            gone text[];
-            longestGone integer;
-            payloads text[];
+            name text := 'announce_' || substr(md5(keyexpr), 1, 16);
         BEGIN
-            EXECUTE format('SELECT array_agg(k), max(octet_length(k)) FROM (SELECT %s AS k FROM live_rows_after) changed', keyexpr)
-            INTO keys, longest;
-            IF keys IS NULL THEN
-                RETURN NULL;  -- no row changed
-            END IF;
-            IF longest > 7000 THEN
-                RAISE EXCEPTION 'live: a key of % is % bytes as JSON; change announcements carry keys of at most 7,000', target, longest
-                    USING ERRCODE = 'program_limit_exceeded';
-            END IF;
-            PERFORM set_config('live.announced', 'yes', true);
-            version := CASE WHEN first THEN pg_current_xact_id()::xid::text ELSE '0' END;
-            -- An UPDATE that changed a key: the old one is gone.
-            IF TG_OP = 'UPDATE' THEN
-                EXECUTE format('SELECT array_agg(k), max(octet_length(k)) FROM (SELECT %1$s AS k FROM live_rows_before '
-                               'EXCEPT SELECT %1$s FROM live_rows_after) removed', keyexpr)
-                INTO gone, longestGone;
-            END IF;
-            -- All parts but the last say "more", so that listeners take one statement as one batch.
-            payloads := live.announcement_parts(target, lower(TG_OP), version, at, keys, longest)
-                || live.announcement_parts(target, 'delete', version, at, gone, longestGone);
-            FOR i IN 1..cardinality(payloads) LOOP
-                PERFORM pg_notify('live_changes', payloads[i] || CASE WHEN i < cardinality(payloads) THEN ',"more":true}' ELSE '}' END);
-            END LOOP;
-            RETURN NULL;
+            EXECUTE format($template$
+                CREATE OR REPLACE FUNCTION live.%1$I() RETURNS trigger LANGUAGE plpgsql AS $body$
+                DECLARE
+                    first boolean := coalesce(current_setting('live.announced', true), '') = '';
+                    target text := live.announced_table(TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME);
+                    at text := ((extract(epoch FROM clock_timestamp()) * 1000000)::bigint)::text;
+                    version text;
+                    keys text[];
+                    longest integer;
+                    gone text[];
+                    longestGone integer;
+                    payloads text[];
+                BEGIN
+                    SELECT array_agg(k), max(octet_length(k)) INTO keys, longest FROM (SELECT %2$s AS k FROM live_rows_after) changed;
+                    IF keys IS NULL THEN
+                        RETURN NULL;  -- no row changed
+                    END IF;
+                    IF longest > 7000 THEN
+                        RAISE EXCEPTION 'live: a key of %% is %% bytes as JSON; change announcements carry keys of at most 7,000', target, longest
+                            USING ERRCODE = 'program_limit_exceeded';
+                    END IF;
+                    PERFORM set_config('live.announced', 'yes', true);
+                    version := CASE WHEN first THEN pg_current_xact_id()::xid::text ELSE '0' END;
+                    -- An UPDATE that changed a key: the old one is gone. Rarely so: compare the keys
+                    -- first. (Nested, so that only an UPDATE's trigger plans a query naming its OLD TABLE.)
+                    IF TG_OP = 'UPDATE' THEN
+                        IF (SELECT array_agg(%2$s) FROM live_rows_before) IS DISTINCT FROM (SELECT array_agg(%2$s) FROM live_rows_after) THEN
+                            SELECT array_agg(k), max(octet_length(k)) INTO gone, longestGone
+                            FROM (SELECT %2$s AS k FROM live_rows_before EXCEPT SELECT %2$s FROM live_rows_after) removed;
+                        END IF;
+                    END IF;
+                    -- All parts but the last say "more", so that listeners take one statement as one batch.
+                    payloads := live.announcement_parts(target, lower(TG_OP), version, at, keys, longest)
+                        || live.announcement_parts(target, 'delete', version, at, gone, longestGone);
+                    FOR i IN 1..cardinality(payloads) LOOP
+                        PERFORM pg_notify('live_changes', payloads[i] || CASE WHEN i < cardinality(payloads) THEN ',"more":true}' ELSE '}' END);
+                    END LOOP;
+                    RETURN NULL;
+                END
+                $body$
+                $template$, name, keyexpr);
+            RETURN 'live.' || quote_ident(name);
         END
         $$;
 
@@ -128,9 +142,12 @@ extension LiveSchema {
         LANGUAGE plpgsql AS $$
         DECLARE
             announced text := (SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = target);
-            keyexpr text := live.key_expression(target);
+            announce text;
             member regclass;
         BEGIN
+            -- Enables (and installs) one at a time: the functions they make are shared.
+            PERFORM pg_advisory_xact_lock(x'6C69766500000001'::bigint);
+            announce := live.announcement_function(live.key_expression(target));
             -- The table first: dropping its row trigger drops the copies on its partitions.
             FOR member IN SELECT target UNION ALL (SELECT relid FROM pg_partition_tree(target) WHERE relid <> target ORDER BY level) LOOP
                 EXECUTE format('DROP TRIGGER IF EXISTS live_bump_version ON %s', member);
@@ -138,15 +155,15 @@ extension LiveSchema {
                 EXECUTE format('DROP TRIGGER IF EXISTS live_announce_insert ON %s', member);
                 EXECUTE format('CREATE TRIGGER live_announce_insert AFTER INSERT ON %s
                                 REFERENCING NEW TABLE AS live_rows_after
-                                FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement(%L, %L)', member, announced, keyexpr);
+                                FOR EACH STATEMENT EXECUTE FUNCTION %s(%L)', member, announce, announced);
                 EXECUTE format('DROP TRIGGER IF EXISTS live_announce_update ON %s', member);
                 EXECUTE format('CREATE TRIGGER live_announce_update AFTER UPDATE ON %s
                                 REFERENCING OLD TABLE AS live_rows_before NEW TABLE AS live_rows_after
-                                FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement(%L, %L)', member, announced, keyexpr);
+                                FOR EACH STATEMENT EXECUTE FUNCTION %s(%L)', member, announce, announced);
                 EXECUTE format('DROP TRIGGER IF EXISTS live_announce_delete ON %s', member);
                 EXECUTE format('CREATE TRIGGER live_announce_delete AFTER DELETE ON %s
                                 REFERENCING OLD TABLE AS live_rows_after
-                                FOR EACH STATEMENT EXECUTE FUNCTION live.announce_statement(%L, %L)', member, announced, keyexpr);
+                                FOR EACH STATEMENT EXECUTE FUNCTION %s(%L)', member, announce, announced);
                 EXECUTE format('DROP TRIGGER IF EXISTS live_announce_truncate ON %s', member);
                 EXECUTE format('CREATE TRIGGER live_announce_truncate AFTER TRUNCATE ON %s
                                 FOR EACH STATEMENT EXECUTE FUNCTION live.announce_truncate(%L)', member, announced);
