@@ -1,6 +1,10 @@
 /// Splits SQL text into statements at top-level semicolons, respecting quotes ('…', "…",
 /// E'…\'…'), dollar-quoted bodies ($$…$$, $tag$…$tag$), comments (-- …, /* … */, nested) and
 /// SQL-standard function bodies (BEGIN ATOMIC … END).
+///
+/// It reads UTF-8 bytes once, front to back — every syntax character is ASCII, and bytes of
+/// other characters count as letters of identifiers, as in PostgreSQL's own lexer — so its
+/// time grows with the text's length, whatever the number or size of its statements.
 enum SQLStatements {
     struct Statement: Equatable {
         /// The statement's text, trimmed.
@@ -10,157 +14,85 @@ enum SQLStatements {
     }
 
     static func split(_ sql: String) -> [Statement] {
-        let characters = Array(sql)
-        var statements: [Statement] = []
-        var start = 0
-        var index = 0
-        func flush(upTo end: Int) {
-            start = skipLeadingComments(characters, from: start, to: end)
-            let text = String(characters[start..<end])
-            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !trimmed.isEmpty {
-                let leading = text.prefix { $0.isWhitespace }
-                let line = characters[0..<start].filter { $0 == "\n" }.count + leading.filter { $0 == "\n" }.count
-                statements.append(Statement(sql: trimmed, line: line))
-            }
-            start = end + 1
-        }
-        var atomicDepth = 0  // inside BEGIN ATOMIC … END, semicolons end no statement
-        var previousWord = ""
-        while index < characters.count {
-            let character = characters[index]
-            let next = index + 1 < characters.count ? characters[index + 1] : nil
-            switch character {
-            case "'" where previousWord.uppercased() == "E" && index > 0 && characters[index - 1].uppercased() == "E":
-                index = skipQuoted(characters, from: index, quote: character, backslashEscapes: true)
-            case "'", "\"":
-                index = skipQuoted(characters, from: index, quote: character)
-            case "-" where next == "-":
-                while index < characters.count, characters[index] != "\n" { index += 1 }
-            case "/" where next == "*":
-                index = skipBlockComment(characters, from: index)
-            case "$":
-                index = skipDollarQuoted(characters, from: index)
-            case ";" where atomicDepth == 0:
-                flush(upTo: index)
-                index += 1
-            case _ where character.isLetter || character == "_":
-                let start = index
-                while index < characters.count, characters[index].isLetter || characters[index].isNumber || characters[index] == "_" || characters[index] == "$" {
-                    index += 1
+        var sql = sql
+        return sql.withUTF8 { buffer in
+            guard let bytes = buffer.baseAddress else { return [] }
+            var lexer = SQLLexer(bytes, count: buffer.count)
+            var statements: [Statement] = []
+            var lines = LineCounter(bytes: bytes)
+            var start = 0
+            func flush(upTo end: Int) {
+                let first = lexer.skipSpaceAndLineComments(from: start, to: end)
+                var last = end
+                while last > first, SQLLexer.isSpace(bytes[last - 1]) { last -= 1 }
+                if first < last {
+                    statements.append(Statement(sql: String(decoding: UnsafeBufferPointer(start: bytes + first, count: last - first), as: UTF8.self),
+                                                line: lines.line(at: first)))
                 }
-                let word = String(characters[start..<index]).uppercased()
-                if word == "ATOMIC", previousWord == "BEGIN" { atomicDepth += 1 }
-                if atomicDepth > 0, word == "CASE" { atomicDepth += 1 }
-                if atomicDepth > 0, word == "END" { atomicDepth -= 1 }
-                previousWord = word
-                continue
-            default:
-                index += 1
+                start = end + 1
             }
-            if !character.isWhitespace { previousWord = "" }
+            var atomicDepth = 0  // inside BEGIN ATOMIC … END, semicolons end no statement
+            var afterBegin = false
+            while let token = lexer.next() {
+                switch token {
+                case .semicolon(let at) where atomicDepth == 0:
+                    flush(upTo: at)
+                case .word(let word):
+                    let keyword = lexer.keyword(word)
+                    if afterBegin, keyword == .atomic { atomicDepth += 1 }
+                    if atomicDepth > 0, keyword == .case { atomicDepth += 1 }
+                    if atomicDepth > 0, keyword == .end { atomicDepth -= 1 }
+                    afterBegin = keyword == .begin
+                    continue
+                default:
+                    break
+                }
+                afterBegin = false
+            }
+            if start < buffer.count { flush(upTo: buffer.count) }
+            return statements
         }
-        if start < characters.count { flush(upTo: characters.count) }
-        return statements
     }
 
     /// Why `sql` is not one self-contained expression — a `)` without its `(`, an unclosed `(`,
-    /// quote or comment, or a `;` — or nil when it is. Quotes, comments and dollar-quoted
-    /// bodies are looked through.
+    /// quote, comment or dollar-quoted body, or a `;` — or nil when it is. Quotes, comments and
+    /// dollar-quoted bodies are looked through.
     static func expressionProblem(_ sql: String) -> String? {
-        let characters = Array(sql)
-        var depth = 0
-        var index = 0
-        while index < characters.count {
-            let character = characters[index]
-            let next = index + 1 < characters.count ? characters[index + 1] : nil
-            switch character {
-            case "'", "\"":
-                let end = skipQuoted(characters, from: index, quote: character,
-                                     backslashEscapes: character == "'" && index > 0 && characters[index - 1].uppercased() == "E")
-                if end >= characters.count, characters.last != character || end - index < 2 { return "an unclosed \(character)" }
-                index = end
-            case "-" where next == "-":
-                while index < characters.count, characters[index] != "\n" { index += 1 }
-            case "/" where next == "*":
-                index = skipBlockComment(characters, from: index)
-            case "$":
-                index = skipDollarQuoted(characters, from: index)
-            case "(":
-                depth += 1
-                index += 1
-            case ")":
-                depth -= 1
-                if depth < 0 { return "a ) without its (" }
-                index += 1
-            case ";":
-                return "a ;"
-            default:
-                index += 1
+        var sql = sql
+        return sql.withUTF8 { buffer in
+            guard let bytes = buffer.baseAddress else { return nil }
+            var lexer = SQLLexer(bytes, count: buffer.count)
+            var depth = 0
+            while let token = lexer.next() {
+                switch token {
+                case .unclosed(let what): return "an unclosed \(what)"
+                case .semicolon: return "a ;"
+                case .open: depth += 1
+                case .close:
+                    depth -= 1
+                    if depth < 0 { return "a ) without its (" }
+                case .word, .other: break
+                }
             }
+            return depth > 0 ? "an unclosed (" : nil
         }
-        return depth > 0 ? "an unclosed (" : nil
     }
+}
 
-    private static func skipQuoted(_ characters: [Character], from start: Int, quote: Character, backslashEscapes: Bool = false) -> Int {
-        var index = start + 1
-        while index < characters.count {
-            if backslashEscapes, characters[index] == "\\" { index += 2; continue }
-            if characters[index] == quote {
-                // A doubled quote is an escaped quote inside the literal.
-                if index + 1 < characters.count, characters[index + 1] == quote { index += 2; continue }
-                return index + 1
-            }
-            index += 1
-        }
-        return index
-    }
+/// The 0-based line of increasing byte offsets, counting each newline once in all.
+private struct LineCounter {
+    let bytes: UnsafePointer<UInt8>
+    private var offset = 0
+    private var lines = 0
 
-    private static func skipBlockComment(_ characters: [Character], from start: Int) -> Int {
-        var depth = 0
-        var index = start
-        while index + 1 < characters.count {
-            if characters[index] == "/", characters[index + 1] == "*" { depth += 1; index += 2; continue }
-            if characters[index] == "*", characters[index + 1] == "/" {
-                depth -= 1
-                index += 2
-                if depth == 0 { return index }
-                continue
-            }
-            index += 1
-        }
-        return characters.count
-    }
+    init(bytes: UnsafePointer<UInt8>) { self.bytes = bytes }
 
-    /// `$tag$ … $tag$`; a `$` that does not open such a quote (`$1`) is skipped alone.
-    private static func skipDollarQuoted(_ characters: [Character], from start: Int) -> Int {
-        var end = start + 1
-        while end < characters.count, characters[end] == "_" || characters[end].isLetter || (end > start + 1 && characters[end].isNumber) {
-            end += 1
+    mutating func line(at target: Int) -> Int {
+        while offset < target {
+            if bytes[offset] == 0x0A { lines += 1 }  // "\n"
+            offset += 1
         }
-        guard end < characters.count, characters[end] == "$" else { return start + 1 }
-        let tag = Array(characters[start...end])
-        var index = end + 1
-        while index + tag.count <= characters.count {
-            if Array(characters[index..<index + tag.count]) == tag { return index + tag.count }
-            index += 1
-        }
-        return characters.count
-    }
-
-    /// The first index at or after `start` that is neither white space nor a `--` comment.
-    private static func skipLeadingComments(_ characters: [Character], from start: Int, to end: Int) -> Int {
-        var index = start
-        while index < end {
-            if characters[index].isWhitespace {
-                index += 1
-            } else if characters[index] == "-", index + 1 < end, characters[index + 1] == "-" {
-                while index < end, !characters[index].isNewline { index += 1 }
-            } else {
-                break
-            }
-        }
-        return index
+        return lines
     }
 }
 
@@ -169,20 +101,45 @@ extension SQLStatements.Statement {
     /// if it is one: in a section that runs in a transaction, it would end or bend that
     /// transaction behind the migrator's back.
     var transactionControl: String? {
-        var text = Substring(sql)
-        while text.hasPrefix("/*"), let end = text.range(of: "*/") {  // leading block comments
-            text = text[end.upperBound...].drop { $0.isWhitespace }
-        }
-        var words = text.uppercased().split(whereSeparator: { !$0.isLetter }).prefix(2).map(String.init)
+        var sql = sql
+        let words = sql.withUTF8 { buffer in buffer.baseAddress.map { Self.leadingWords($0, count: buffer.count) } ?? [] }
         guard let first = words.first else { return nil }
         switch first {
         case "BEGIN", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE":
             return first
         case "START" where words.dropFirst().first == "TRANSACTION", "PREPARE" where words.dropFirst().first == "TRANSACTION":
-            words = Array(words.prefix(2))
             return words.joined(separator: " ")
         default:
             return nil
         }
+    }
+
+    /// The first two words, upper-cased, after leading block comments: a few bytes read
+    /// whatever the statement's length. Nil when the first cannot start transaction control.
+    private static func leadingWords(_ bytes: UnsafePointer<UInt8>, count: Int) -> [String] {
+        var index = 0
+        func isLetter(_ byte: UInt8) -> Bool { byte >= 0x80 || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")) }
+        func startsComment(_ at: Int) -> Bool { at + 1 < count && bytes[at] == UInt8(ascii: "/") && bytes[at + 1] == UInt8(ascii: "*") }
+        while index < count, SQLLexer.isSpace(bytes[index]) || startsComment(index) {
+            if !startsComment(index) { index += 1; continue }
+            index += 2
+            while index + 1 < count, !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/")) { index += 1 }
+            index += 2
+        }
+        // Only B(EGIN), C(OMMIT), E(ND), R(OLLBACK, ELEASE), A(BORT), S(AVEPOINT, TART), P(REPARE):
+        // most statements are told apart by their first byte, before anything is allocated.
+        guard index < count else { return [] }
+        switch bytes[index] & 0xDF {
+        case 0x42, 0x43, 0x45, 0x52, 0x41, 0x53, 0x50: break  // B C E R A S P
+        default: return []
+        }
+        var words: [String] = []
+        while words.count < 2, index < count {
+            while index < count, !isLetter(bytes[index]) { index += 1 }
+            let start = index
+            while index < count, isLetter(bytes[index]), index - start < 20 { index += 1 }
+            if index > start { words.append(String(decoding: UnsafeBufferPointer(start: bytes + start, count: index - start), as: UTF8.self).uppercased()) }
+        }
+        return words
     }
 }

@@ -1,0 +1,151 @@
+import Foundation
+
+/// The up and down SQL of a migration file, read in one pass over its UTF-8 bytes.
+///
+/// A section's text is its lines, each ended by `\n` whatever the file's line breaks (`\n`,
+/// `\r\n`, `\r`, or another break `Character.isNewline` knows), with trailing white space
+/// removed: the checksum of the up section does not depend on how the file was checked out.
+/// Once breaks are `\n`, a section is one slice of the file, found with `memchr`: fast in a
+/// debug build too.
+struct MigrationSections {
+    struct Section {
+        var sql: String
+        /// The 1-based line of the file on which the section's text starts.
+        var line: Int
+        var inTransaction: Bool
+    }
+
+    var up: Section
+    /// Nil when the file has no down section; an empty text when it has an empty one (a
+    /// deliberate no-op rollback).
+    var down: Section?
+
+    /// dbmate's layout: a `-- migrate:up` section and an optional `-- migrate:down` section.
+    init(marked contents: String, file: String) throws {
+        let text = try Self.normalized(contents, file: file)
+        var markers: [(kind: String, line: Int, inTransaction: Bool, start: Int, end: Int)] = []
+        try text.withUnsafeBufferPointer { buffer in
+            var lineNumber = 0
+            var lines = LineSlices(buffer)
+            while let line = lines.next() {
+                lineNumber += 1
+                let first = Self.firstNonBlank(buffer, line)
+                guard first < line.upperBound else { continue }
+                if buffer[first] == 0x2D /* - */, let marker = Self.marker(buffer, line) {
+                    let words = marker.split(separator: " ").map(String.init)
+                    guard let kind = words.first, ["up", "down"].contains(kind), !markers.contains(where: { $0.kind == kind }) else {
+                        throw MigrationError(.invalidFile, "\(file):\(lineNumber): unexpected marker \"-- migrate:\(marker)\"; expected one -- migrate:up and at most one -- migrate:down")
+                    }
+                    if !markers.isEmpty { markers[markers.count - 1].end = line.lowerBound }
+                    markers.append((kind, lineNumber + 1, !words.contains("transaction:false"), line.upperBound + 1, buffer.count))
+                } else if markers.isEmpty, !(first + 1 < line.upperBound && buffer[first] == 0x2D && buffer[first + 1] == 0x2D) {
+                    throw MigrationError(.invalidFile, "\(file):\(lineNumber): SQL before the -- migrate:up marker")
+                }
+            }
+        }
+        func section(_ kind: String) -> Section? {
+            markers.first { $0.kind == kind }.map { marker in
+                let slice = marker.start < marker.end ? text[marker.start..<marker.end] : []
+                return Section(sql: Self.trimmed(slice), line: marker.line, inTransaction: marker.inTransaction)
+            }
+        }
+        guard let up = section("up") else { throw MigrationError(.invalidFile, "\(file): no -- migrate:up section") }
+        self.up = up
+        self.down = section("down")
+    }
+
+    /// The whole file is one section (golang-migrate's, sqlx's and Flyway's layouts); a first
+    /// line `-- no-transaction` (sqlx's directive) runs it outside a transaction.
+    static func whole(_ contents: String, file: String) throws -> Section {
+        let text = try normalized(contents, file: file)
+        let firstLine = text.withUnsafeBufferPointer { buffer in
+            var lines = LineSlices(buffer)
+            return lines.next().map { String(decoding: buffer[$0], as: UTF8.self) } ?? ""
+        }
+        let inTransaction = firstLine.trimmingCharacters(in: .whitespaces) != "-- no-transaction"
+        return Section(sql: trimmed(text[...]), line: 1, inTransaction: inTransaction)
+    }
+
+    /// The text after `-- migrate:` on this line, if it is a marker line.
+    private static func marker(_ buffer: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> Substring? {
+        let text = String(decoding: buffer[line], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        return text.hasPrefix("-- migrate:") ? text.dropFirst("-- migrate:".count) : nil
+    }
+
+    /// The file's bytes with every line break made `\n`.
+    /// - Throws: ``MigrationError`` for a NUL byte, with its line.
+    private static func normalized(_ contents: String, file: String) throws -> [UInt8] {
+        var contents = contents
+        return try contents.withUTF8 { buffer in
+            guard let base = buffer.baseAddress else { return [] }
+            if let found = memchr(base, 0, buffer.count) {
+                let offset = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+                let line = 1 + UnsafeBufferPointer(rebasing: buffer[..<offset]).reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
+                throw MigrationError(.invalidFile, "\(file):\(line): a NUL byte; PostgreSQL would stop reading there and apply only what comes before it")
+            }
+            // \v, \f, \r, and the first bytes of U+0085, U+2028 and U+2029.
+            guard [0x0B, 0x0C, 0x0D, 0xC2, 0xE2].contains(where: { memchr(base, $0, buffer.count) != nil }) else { return Array(buffer) }
+            return normalizingBreaks(buffer)
+        }
+    }
+
+    private static func normalizingBreaks(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            var breakLength = 0
+            if byte >= 0x0B, byte <= 0x0D {
+                breakLength = byte == 0x0D && index + 1 < bytes.count && bytes[index + 1] == 0x0A ? 2 : 1
+            } else if byte == 0xC2, index + 1 < bytes.count, bytes[index + 1] == 0x85 {
+                breakLength = 2
+            } else if byte == 0xE2, index + 2 < bytes.count, bytes[index + 1] == 0x80, bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 {
+                breakLength = 3
+            }
+            text.append(breakLength > 0 ? 0x0A : byte)
+            index += max(breakLength, 1)
+        }
+        return text
+    }
+
+    private static func firstNonBlank(_ bytes: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> Int {
+        var index = line.lowerBound
+        while index < line.upperBound, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+        return index
+    }
+
+    /// The bytes as text, without trailing white space.
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> String {
+        var text = String(decoding: bytes, as: UTF8.self)
+        while let last = text.last, last.isWhitespace { text.removeLast() }
+        return text
+    }
+
+    /// Whether `text` holds `byte` (found with `memchr`).
+    static func contains(_ byte: UInt8, in text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in bytes.baseAddress.map { memchr($0, Int32(byte), bytes.count) != nil } ?? false }
+    }
+}
+
+/// The lines of `\n`-separated bytes, each without its `\n`, found with `memchr`; text after
+/// the last `\n` is a line too, even when empty.
+struct LineSlices {
+    let bytes: UnsafeBufferPointer<UInt8>
+    private var start = 0
+    private var done = false
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    mutating func next() -> Range<Int>? {
+        guard !done else { return nil }
+        guard let base = bytes.baseAddress, start < bytes.count, let found = memchr(base + start, 0x0A, bytes.count - start) else {
+            done = true
+            return start..<max(start, bytes.count)
+        }
+        let end = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        defer { start = end + 1 }
+        return start..<end
+    }
+}

@@ -1,0 +1,230 @@
+/// The few tokens of SQL that splitting statements and checking expressions need, read from
+/// UTF-8 bytes in one pass. White space and closed comments are skipped; literals and quoted
+/// names come back as ``Token/other``.
+///
+/// Bytes are read through a raw pointer and compared with numbers — `'` 0x27, `"` 0x22,
+/// `$` 0x24, `;` 0x3B, `(` 0x28, `)` 0x29, `-` 0x2D, `/` 0x2F, `*` 0x2A, `\\` 0x5C, newline
+/// 0x0A — because in a debug build (`swift run migrate`) a buffer's subscript and
+/// `UInt8(ascii:)` are calls, and this loop runs once per byte of every migration.
+struct SQLLexer {
+    enum Token {
+        /// A `;` at this byte offset.
+        case semicolon(at: Int)
+        /// A keyword or unquoted name: these bytes.
+        case word(Range<Int>)
+        /// `(`.
+        case open
+        /// `)`.
+        case close
+        /// A quote, comment or dollar-quoted body that runs to the end of the text.
+        case unclosed(Unclosed)
+        /// Anything else: a literal, a quoted name, an operator, a number.
+        case other
+    }
+
+    /// What was left open; `description` says it in words.
+    enum Unclosed: CustomStringConvertible {
+        case quote, doubleQuote, comment, dollarQuote
+
+        var description: String {
+            switch self {
+            case .quote: "'"
+            case .doubleQuote: "\""
+            case .comment: "/* comment"
+            case .dollarQuote: "dollar-quoted body"
+            }
+        }
+    }
+
+    /// The keywords that open and close SQL-standard function bodies (`BEGIN ATOMIC … END`).
+    enum Keyword { case begin, atomic, `case`, end }
+
+    let bytes: UnsafePointer<UInt8>
+    let count: Int
+    private(set) var index = 0
+
+    init(_ bytes: UnsafePointer<UInt8>, count: Int) {
+        self.bytes = bytes
+        self.count = count
+    }
+
+    /// The next token, or nil at the end of the text.
+    mutating func next() -> Token? {
+        while index < count {
+            let byte = bytes[index]
+            let next = index &+ 1 < count ? bytes[index &+ 1] : 0
+            switch byte {
+            case 0x20, 0x09...0x0D:  // white space
+                index += 1
+            case 0x2D where next == 0x2D:
+                index = endOfLine(from: index)
+            case 0x2F where next == 0x2A:
+                guard let end = endOfBlockComment(from: index) else { index = count; return .unclosed(.comment) }
+                index = end
+            case 0x27, 0x22:
+                guard let end = endOfQuoted(from: index, backslashEscapes: byte == 0x27 && isEscapeStringPrefix(before: index)) else {
+                    index = count
+                    return .unclosed(byte == 0x27 ? .quote : .doubleQuote)
+                }
+                index = end
+                return .other
+            case 0x24:
+                guard let tagEnd = dollarTagEnd(from: index) else { index += 1; return .other }
+                guard let end = endOfDollarQuoted(tag: index..<tagEnd) else { index = count; return .unclosed(.dollarQuote) }
+                index = end
+                return .other
+            case 0x3B:
+                index += 1
+                return .semicolon(at: index - 1)
+            case 0x28:
+                index += 1
+                return .open
+            case 0x29:
+                index += 1
+                return .close
+            case 0x41...0x5A, 0x61...0x7A, 0x5F, 0x80...0xFF:  // A-Z a-z _ and non-ASCII: ident_start
+                let start = index
+                index += 1
+                while index < count {
+                    switch bytes[index] {
+                    case 0x41...0x5A, 0x61...0x7A, 0x5F, 0x80...0xFF, 0x30...0x39, 0x24: index += 1  // ident_cont: also 0-9 $
+                    default: return .word(start..<index)
+                    }
+                }
+                return .word(start..<index)
+            default:
+                index += 1
+                return .other
+            }
+        }
+        return nil
+    }
+
+    /// The keyword the word at `range` is, in any case, if it is one that matters here.
+    func keyword(_ range: Range<Int>) -> Keyword? {
+        let length = range.upperBound &- range.lowerBound
+        guard length >= 3, length <= 6 else { return nil }
+        let candidate: (Keyword, StaticString)
+        switch bytes[range.lowerBound] & 0xDF {
+        case 0x42 /* B */: candidate = (.begin, "BEGIN")
+        case 0x41 /* A */: candidate = (.atomic, "ATOMIC")
+        case 0x43 /* C */: candidate = (.case, "CASE")
+        case 0x45 /* E */: candidate = (.end, "END")
+        default: return nil
+        }
+        guard length == candidate.1.utf8CodeUnitCount else { return nil }
+        let letters = candidate.1.utf8Start
+        var offset = 1
+        while offset < length {
+            if bytes[range.lowerBound + offset] & 0xDF != letters[offset] { return nil }
+            offset += 1
+        }
+        return candidate.0
+    }
+
+    /// The first offset at or after `start`, before `end`, that is neither white space nor in a
+    /// `--` comment.
+    func skipSpaceAndLineComments(from start: Int, to end: Int) -> Int {
+        var index = start
+        while index < end {
+            if Self.isSpace(bytes[index]) {
+                index += 1
+            } else if bytes[index] == 0x2D, index + 1 < end, bytes[index + 1] == 0x2D {
+                index = min(endOfLine(from: index), end)
+            } else {
+                break
+            }
+        }
+        return index
+    }
+
+    static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
+    }
+
+    /// `[A-Za-z_]` or a byte of a non-ASCII character, as PostgreSQL's `ident_start`.
+    static func isIdentifierStart(_ byte: UInt8) -> Bool {
+        (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x5F || byte >= 0x80
+    }
+
+    /// `ident_start`, a digit or `$`, as PostgreSQL's `ident_cont`.
+    static func isIdentifierPart(_ byte: UInt8) -> Bool {
+        isIdentifierStart(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x24
+    }
+
+    /// The offset of the newline that ends the line holding `start`, or the end of the text.
+    private func endOfLine(from start: Int) -> Int {
+        var index = start
+        while index < count, bytes[index] != 0x0A { index += 1 }
+        return index
+    }
+
+    /// `E'…'` (or `e'…'`): the quote follows an `E` that is a word of its own.
+    private func isEscapeStringPrefix(before quote: Int) -> Bool {
+        guard quote >= 1, bytes[quote - 1] | 0x20 == 0x65 else { return false }
+        return quote == 1 || !Self.isIdentifierPart(bytes[quote - 2])
+    }
+
+    /// The offset after the quote that closes the one at `start` (a doubled quote is one
+    /// character of the literal), or nil when none does.
+    private func endOfQuoted(from start: Int, backslashEscapes: Bool) -> Int? {
+        let quote = bytes[start]
+        var index = start + 1
+        while index < count {
+            let byte = bytes[index]
+            if backslashEscapes, byte == 0x5C { index += 2; continue }
+            if byte == quote {
+                if index + 1 < count, bytes[index + 1] == quote { index += 2; continue }
+                return index + 1
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// The offset after the `*/` that closes the comment at `start`, nested ones included.
+    private func endOfBlockComment(from start: Int) -> Int? {
+        var depth = 0
+        var index = start
+        while index + 1 < count {
+            if bytes[index] == 0x2F, bytes[index + 1] == 0x2A { depth += 1; index += 2; continue }
+            if bytes[index] == 0x2A, bytes[index + 1] == 0x2F {
+                depth -= 1
+                index += 2
+                if depth == 0 { return index }
+                continue
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// For `$tag$` or `$$` at `start`, the offset after its closing `$`; nil for a `$` that
+    /// opens no dollar quote (`$1`).
+    private func dollarTagEnd(from start: Int) -> Int? {
+        var index = start + 1
+        if index < count, Self.isIdentifierStart(bytes[index]) {
+            while index < count, Self.isIdentifierPart(bytes[index]), bytes[index] != 0x24 { index += 1 }
+        }
+        return index < count && bytes[index] == 0x24 ? index + 1 : nil
+    }
+
+    /// The offset after the tag that closes a body opened by `tag`, or nil when none does.
+    private func endOfDollarQuoted(tag: Range<Int>) -> Int? {
+        var index = tag.upperBound
+        while index + tag.count <= count {
+            if bytes[index] == 0x24, matches(tag, at: index) { return index + tag.count }
+            index += 1
+        }
+        return nil
+    }
+
+    private func matches(_ tag: Range<Int>, at offset: Int) -> Bool {
+        var index = 0
+        while index < tag.count {
+            if bytes[tag.lowerBound + index] != bytes[offset + index] { return false }
+            index += 1
+        }
+        return true
+    }
+}
