@@ -11,15 +11,19 @@
 /// ```
 ///
 /// `-- migrate:up transaction:false` runs the section statement by statement outside a
-/// transaction, for statements such as `CREATE INDEX CONCURRENTLY`.
+/// transaction, for statements such as `CREATE INDEX CONCURRENTLY`. An empty
+/// `-- migrate:down` section is a rollback that deliberately does nothing; a file without one
+/// cannot be rolled back. ``Migrator/init(directory:)`` also reads golang-migrate's, sqlx's
+/// and Flyway's layouts (see ``MigrationFileLayout``).
 public struct Migration: Sendable, Hashable {
-    /// The version: the file name's leading digits. Migrations apply in ascending order.
-    public let version: Int64
+    /// The version: the file name's leading number. Migrations apply in ascending order.
+    public let version: MigrationVersion
     /// The name after the version, such as `add_email`.
     public let name: String
     /// The SQL that applies the migration.
     public let up: String
-    /// The SQL that undoes it, if any.
+    /// The SQL that undoes it: nil when there is none (the migration cannot be rolled back),
+    /// empty when rolling back deliberately does nothing.
     public let down: String?
     /// Whether ``up`` runs in a transaction together with its history row (the default).
     public let upRunsInTransaction: Bool
@@ -27,47 +31,55 @@ public struct Migration: Sendable, Hashable {
     public let downRunsInTransaction: Bool
     /// Where the migration came from (a file path, or a name for migrations built in code).
     public let source: String
+    /// Where ``down`` came from: ``source``, or a file of its own (`0007_x.down.sql`, `U7__x.sql`).
+    public let downSource: String
     /// The 1-based line of ``source`` on which ``up`` starts, to point errors at the file.
     public let upLine: Int
-    /// The 1-based line of ``source`` on which ``down`` starts.
+    /// The 1-based line of ``downSource`` on which ``down`` starts.
     public let downLine: Int
+    /// SHA-256 of ``up`` with line endings normalized, so CRLF and LF copies of a file have the
+    /// same checksum.
+    public let checksum: String
+    /// Whether each section is a whole file (golang-migrate's, sqlx's, Flyway's layouts).
+    let sectionsAreWholeFiles: Bool
 
     /// A migration built in code rather than read from a file.
-    public init(version: Int64, name: String, up: String, down: String? = nil,
+    public init(version: MigrationVersion, name: String, up: String, down: String? = nil,
                 upRunsInTransaction: Bool = true, downRunsInTransaction: Bool = true) {
-        self.version = version
-        self.name = name
-        self.up = up
-        self.down = down
-        self.upRunsInTransaction = upRunsInTransaction
-        self.downRunsInTransaction = downRunsInTransaction
-        self.source = "\(version)_\(name)"
-        self.upLine = 1
-        self.downLine = 1
+        let source = "\(version)_\(name)"
+        self.init(version: version, name: name, up: MigrationSections.Section(sql: up, line: 1, inTransaction: upRunsInTransaction),
+                  down: down.map { MigrationSections.Section(sql: $0, line: 1, inTransaction: downRunsInTransaction) },
+                  source: source, downSource: source)
     }
 
-    /// SHA-256 of the up section with line endings normalized, so CRLF and LF copies of a
-    /// file have the same checksum.
-    public var checksum: String {
-        SHA256.hex(up.replacingOccurrences(of: "\r\n", with: "\n").utf8)
-    }
-
-    /// Parses a migration file's contents.
+    /// Parses a migration file's contents in dbmate's layout (`-- migrate:up` and
+    /// `-- migrate:down` sections).
     /// - Throws: ``MigrationError`` when the name or the sections are malformed.
     public init(fileName: String, path: String? = nil, contents: String) throws {
         guard let (version, name) = Self.versionAndName(fileName) else {
             throw MigrationError(.invalidFile, "\(fileName): a migration file is named NNNN_name.sql or YYYYMMDDHHMMSS_name.sql")
         }
-        let sections = try MigrationSections(contents, file: path ?? fileName)
+        let sections = try MigrationSections(marked: contents, file: path ?? fileName)
+        self.init(version: MigrationVersion(version), name: name, up: sections.up, down: sections.down,
+                  source: path ?? fileName, downSource: path ?? fileName)
+    }
+
+    init(version: MigrationVersion, name: String, up: MigrationSections.Section, down: MigrationSections.Section?,
+         source: String, downSource: String, sectionsAreWholeFiles: Bool = false) {
+        self.sectionsAreWholeFiles = sectionsAreWholeFiles
         self.version = version
         self.name = name
-        self.up = sections.up.sql
-        self.down = sections.down?.sql
-        self.upRunsInTransaction = sections.up.inTransaction
-        self.downRunsInTransaction = sections.down?.inTransaction ?? true
-        self.source = path ?? fileName
-        self.upLine = sections.up.line
-        self.downLine = sections.down?.line ?? 1
+        self.up = up.sql
+        self.down = down?.sql
+        self.upRunsInTransaction = up.inTransaction
+        self.downRunsInTransaction = down?.inTransaction ?? true
+        self.source = source
+        self.downSource = downSource
+        self.upLine = up.line
+        self.downLine = down?.line ?? 1
+        // Sections read from files have "\n" line ends already; migrations built in code may not.
+        let normalized = MigrationSections.contains(UInt8(ascii: "\r"), in: up.sql) ? up.sql.replacingOccurrences(of: "\r\n", with: "\n") : up.sql
+        self.checksum = SHA256.hex(normalized)
     }
 
     /// Whether `fileName` ends in `.sql`, in any case.
@@ -88,63 +100,17 @@ public struct Migration: Sendable, Hashable {
     }
 }
 
-/// The `-- migrate:up` and `-- migrate:down` sections of a file.
-struct MigrationSections {
-    struct Section {
-        var sql = ""
-        var line: Int
-        var inTransaction: Bool
-    }
-
-    var up: Section
-    var down: Section?
-
-    init(_ contents: String, file: String) throws {
-        if contents.utf8.contains(0) {
-            let line = contents.prefix { $0 != "\0" }.filter(\.isNewline).count + 1
-            throw MigrationError(.invalidFile, "\(file):\(line): a NUL byte; PostgreSQL would stop reading there and apply only what comes before it")
-        }
-        var sections: [String: Section] = [:]
-        var current: String?
-        // `isNewline`, not "\n": Swift reads "\r\n" as one Character, which "\n" never matches.
-        for (index, rawLine) in contents.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.hasPrefix("-- migrate:") {
-                let words = line.dropFirst("-- migrate:".count).split(separator: " ").map(String.init)
-                guard let kind = words.first, ["up", "down"].contains(kind), sections[kind] == nil else {
-                    throw MigrationError(.invalidFile, "\(file):\(index + 1): unexpected marker \"\(line)\"; expected one -- migrate:up and at most one -- migrate:down")
-                }
-                sections[kind] = Section(line: index + 2, inTransaction: !words.contains("transaction:false"))
-                current = kind
-            } else if let current {
-                sections[current]!.sql += rawLine + "\n"
-            } else if !line.isEmpty, !line.hasPrefix("--") {
-                throw MigrationError(.invalidFile, "\(file):\(index + 1): SQL before the -- migrate:up marker")
-            }
-        }
-        guard let up = sections["up"] else { throw MigrationError(.invalidFile, "\(file): no -- migrate:up section") }
-        self.up = up.trimmed()
-        self.down = sections["down"].map { $0.trimmed() }.flatMap { $0.sql.isEmpty ? nil : $0 }
-    }
-}
-
-private extension MigrationSections.Section {
-    func trimmed() -> Self {
-        var copy = self
-        while let last = copy.sql.last, last.isWhitespace { copy.sql.removeLast() }
-        return copy
-    }
-}
-
 extension Migration {
     /// Refuses transaction-control statements (`COMMIT`, `ROLLBACK`, `SAVEPOINT`…) at statement
     /// level in a section that runs in a transaction: they would commit part of the migration
     /// without its history row, or undo part of it while it is recorded as applied.
     func checkTransactionControl() throws {
-        for (sql, line, inTransaction, marker) in [(up, upLine, upRunsInTransaction, "up"), (down ?? "", downLine, downRunsInTransaction, "down")] where inTransaction {
+        let sections = [(up, source, upLine, upRunsInTransaction, "up"), (down ?? "", downSource, downLine, downRunsInTransaction, "down")]
+        for (sql, file, line, inTransaction, marker) in sections where inTransaction {
             for statement in SQLStatements.split(sql) {
                 guard let command = statement.transactionControl else { continue }
-                throw MigrationError(.invalidFile, "\(source):\(line + statement.line): \(command) in a section that runs in a transaction would commit or undo part of the migration behind the history's back; remove it, or mark the section `-- migrate:\(marker) transaction:false`")
+                let wayOut = sectionsAreWholeFiles ? "put `-- no-transaction` on the file's first line" : "mark the section `-- migrate:\(marker) transaction:false`"
+                throw MigrationError(.invalidFile, "\(file):\(line + statement.line): \(command) in a section that runs in a transaction would commit or undo part of the migration behind the history's back; remove it, or \(wayOut)")
             }
         }
     }

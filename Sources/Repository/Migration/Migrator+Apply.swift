@@ -5,12 +5,12 @@ extension Migrator {
     /// - Throws: ``MigrationError``: drift, out-of-order pending migrations, a lock timeout,
     ///   or a failed migration — named by file and line, with the server's message and SQLSTATE.
     @discardableResult
-    public func migrate(_ database: Database, to target: Int64? = nil, dryRun: Bool = false) async throws -> [Migration] {
+    public func migrate(_ database: Database, to target: MigrationVersion? = nil, dryRun: Bool = false) async throws -> [Migration] {
         try await locked(database) { history in
             let records = try await history.records()
             try checkApplied(records)
             let appliedVersions = Set(records.map(\.version))
-            let pending = migrations.filter { !appliedVersions.contains($0.version) && $0.version <= (target ?? .max) }
+            let pending = migrations.filter { migration in !appliedVersions.contains(migration.version) && target.map { migration.version <= $0 } ?? true }
             if let newest = records.map(\.version).max(), !allowOutOfOrder {
                 let late = pending.filter { $0.version < newest }
                 if !late.isEmpty {
@@ -21,17 +21,20 @@ extension Migrator {
                 for migration in pending { report("would apply \(migration.source):\n\(migration.up)") }
                 return pending
             }
-            if !pending.isEmpty { try await history.create() }
+            if !pending.isEmpty {
+                try await history.requireRoom(for: pending.map(\.version))
+                try await history.create(dotted: migrations.contains { $0.version.integer == nil })
+            }
             for migration in pending {
                 let clock = ContinuousClock()
                 let start = clock.now
                 if migration.upRunsInTransaction {
                     try await history.connection.transaction { connection in
-                        try await run(migration.up, of: migration, startingAt: migration.upLine, on: connection)
+                        try await run(migration.up, of: migration, down: false, on: connection)
                         try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: connection)
                     }
                 } else {
-                    try await runStatementByStatement(migration.up, of: migration, startingAt: migration.upLine, on: history.connection)
+                    try await runStatementByStatement(migration.up, of: migration, down: false, on: history.connection)
                     try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: history.connection)
                 }
                 report("applied \(migration.source) in \(milliseconds(since: start, clock)) ms")
@@ -51,7 +54,7 @@ extension Migrator {
     /// Undoes every applied migration with a version above `target`, highest first, like
     /// ``rollback(_:steps:dryRun:)``.
     @discardableResult
-    public func rollback(_ database: Database, to target: Int64, dryRun: Bool = false) async throws -> [Migration] {
+    public func rollback(_ database: Database, to target: MigrationVersion, dryRun: Bool = false) async throws -> [Migration] {
         try await rollback(database, dryRun: dryRun) { $0.filter { $0.version > target }[...] }
     }
 
@@ -65,23 +68,28 @@ extension Migrator {
                     throw MigrationError(.drift, "applied migration version \(record.version) (\(record.name)) has no file, so it cannot be rolled back")
                 }
                 guard migration.down != nil else {
-                    throw MigrationError(.irreversible, "\(migration.source) has no -- migrate:down section; nothing was rolled back")
+                    let missing = migration.sectionsAreWholeFiles ? "no down file" : "no -- migrate:down section"
+                    throw MigrationError(.irreversible, "\(migration.source) has \(missing); nothing was rolled back")
                 }
                 return migration
             }
             for migration in targets {
                 guard let down = migration.down else { continue }
-                if dryRun { report("would roll back \(migration.source):\n\(down)"); continue }
+                let noOp = SQLStatements.split(down).isEmpty
+                if dryRun {
+                    report(noOp ? "would roll back \(migration.downSource): its down section is empty, so no SQL would run" : "would roll back \(migration.downSource):\n\(down)")
+                    continue
+                }
                 if migration.downRunsInTransaction {
                     try await history.connection.transaction { connection in
-                        try await run(down, of: migration, startingAt: migration.downLine, on: connection)
+                        try await run(down, of: migration, down: true, on: connection)
                         try await history.delete(migration.version, on: connection)
                     }
                 } else {
-                    try await runStatementByStatement(down, of: migration, startingAt: migration.downLine, on: history.connection)
+                    try await runStatementByStatement(down, of: migration, down: true, on: history.connection)
                     try await history.delete(migration.version, on: history.connection)
                 }
-                report("rolled back \(migration.source)")
+                report(noOp ? "rolled back \(migration.downSource): its down section is empty, so no SQL ran (a deliberate no-op)" : "rolled back \(migration.downSource)")
             }
             return targets
         }
@@ -89,23 +97,23 @@ extension Migrator {
 
     /// Runs a section statement by statement (in the transaction its caller opened), so that
     /// a failure is pointed at the failing statement's line in the file.
-    private func run(_ sql: String, of migration: Migration, startingAt line: Int, on connection: Connection) async throws {
+    private func run(_ sql: String, of migration: Migration, down: Bool, on connection: Connection) async throws {
         for statement in SQLStatements.split(sql) {
             do {
                 try await connection.execute(script: statement.sql)
             } catch let error as PostgresError {
-                throw failure(error, migration, statement, sectionLine: line)
+                throw failure(error, migration, statement, down: down)
             }
         }
     }
 
     /// Runs each statement on its own, outside a transaction (`transaction:false`).
-    private func runStatementByStatement(_ sql: String, of migration: Migration, startingAt line: Int, on connection: Connection) async throws {
+    private func runStatementByStatement(_ sql: String, of migration: Migration, down: Bool, on connection: Connection) async throws {
         for statement in SQLStatements.split(sql) {
             do {
                 try await connection.execute(script: statement.sql)
             } catch let error as PostgresError {
-                throw failure(error, migration, statement, sectionLine: line,
+                throw failure(error, migration, statement, down: down,
                               note: " (earlier statements of this transaction:false section stay applied; no history row was written)")
             }
         }
@@ -114,12 +122,12 @@ extension Migrator {
     /// `file:line: message (SQLSTATE …) in: <the statement's first line>`, the line being where
     /// the server's error position falls, or else where the statement starts.
     private func failure(_ error: PostgresError, _ migration: Migration, _ statement: SQLStatements.Statement,
-                         sectionLine: Int, note: String = "") -> MigrationError {
-        let line = sectionLine + statement.line + Self.lineOffset(of: error.position, in: statement.sql)
+                         down: Bool, note: String = "") -> MigrationError {
+        let line = (down ? migration.downLine : migration.upLine) + statement.line + Self.lineOffset(of: error.position, in: statement.sql)
         let code = error.sqlState.map { " (SQLSTATE \($0))" } ?? ""
         let firstLine = statement.sql.split(whereSeparator: \.isNewline).first.map(String.init) ?? statement.sql
         let shown = firstLine.count > 120 ? firstLine.prefix(117) + "..." : Substring(firstLine)
-        return MigrationError(.failed, "\(migration.source):\(line): \(error.message)\(code)\(note) in: \(shown)", underlying: error)
+        return MigrationError(.failed, "\(down ? migration.downSource : migration.source):\(line): \(error.message)\(code)\(note) in: \(shown)", underlying: error)
     }
 
     /// How many lines into `sql` the 1-based character `position` is.

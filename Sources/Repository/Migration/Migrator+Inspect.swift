@@ -15,7 +15,7 @@ public struct MigrationStatus: Sendable, Hashable, Codable {
     }
 
     /// The migration's version.
-    public let version: Int64
+    public let version: MigrationVersion
     /// The migration's name.
     public let name: String
     /// Where it stands.
@@ -74,14 +74,14 @@ extension Migrator {
 
     /// Marks an existing database as migrated through `version`: every known migration up to
     /// it is recorded as applied without running. Only for a database with no history yet.
-    public func baseline(_ database: Database, through version: Int64) async throws {
+    public func baseline(_ database: Database, through version: MigrationVersion) async throws {
         try await locked(database) { history in
             guard try await history.records().isEmpty else {
                 throw MigrationError(.invalidRequest, "\(historyTable) already records migrations; baseline is only for a database that has none")
             }
             let covered = migrations.filter { $0.version <= version }
             guard !covered.isEmpty else { throw MigrationError(.invalidRequest, "no migration has a version at or below \(version)") }
-            try await history.create()
+            try await history.create(dotted: migrations.contains { $0.version.integer == nil })
             try await history.connection.transaction { connection in
                 for migration in covered {
                     try await history.insert(migration, milliseconds: 0, appliedBy: "baseline", on: connection)
@@ -95,7 +95,7 @@ extension Migrator {
     /// checksum. Returns the checksums before and after.
     /// - Throws: ``MigrationError`` when `version` is not applied or has no file.
     @discardableResult
-    public func repair(_ database: Database, version: Int64) async throws -> (old: String, new: String) {
+    public func repair(_ database: Database, version: MigrationVersion) async throws -> (old: String, new: String) {
         try await locked(database) { history in
             guard let record = try await history.records().first(where: { $0.version == version }) else {
                 throw MigrationError(.invalidRequest, "version \(version) is not applied; there is nothing to repair")

@@ -1,0 +1,45 @@
+public import Foundation
+
+extension Migrator {
+    /// Creates the next migration in `directory`, in the directory's layout, and returns its
+    /// path (the up file's, when the layout has two): dbmate's one file with empty up and down
+    /// sections, golang-migrate's and sqlx's `.up.sql` and `.down.sql`, or Flyway's
+    /// `V<next>__name.sql`. Versions continue the directory's style: sequence numbers
+    /// (`0008_…`), or UTC timestamps (`20240229134506_…`) when the files use them.
+    public static func createFile(named name: String, in directory: String, now: Date = Date()) throws -> String {
+        let slug = name.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
+        guard slug.contains(where: { $0 != "_" }) else { throw MigrationError(.invalidRequest, "a migration needs a name with letters or digits") }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let existing = try FileManager.default.contentsOfDirectory(atPath: directory).compactMap { file in
+            Migration.isSQLFile(file) ? (try? MigrationFileName(file)).map { (file, $0) } : nil
+        }
+        let layout = existing.first?.1.layout ?? .dbmate
+        let files: [(name: String, contents: String)]
+        if layout == .flyway {
+            let next = (existing.map { $0.1.version.parts[0] }.max() ?? 0) + 1
+            files = [("V\(next)__\(slug).sql", "\n")]
+        } else {
+            let numbered = existing.map { (digits: $0.0.prefix { $0.isNumber }.count, version: $0.1.version.parts[0]) }
+            let version: String
+            if numbered.contains(where: { $0.digits >= 14 }) {
+                var calendar = Calendar(identifier: .gregorian)
+                calendar.timeZone = TimeZone(identifier: "UTC")!
+                let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: now)
+                version = String(format: "%04d%02d%02d%02d%02d%02d", parts.year!, parts.month!, parts.day!, parts.hour!, parts.minute!, parts.second!)
+            } else {
+                let next = (numbered.map(\.version).max() ?? 0) + 1
+                let width = max(layout == .dbmate ? 4 : 6, numbered.map(\.digits).max() ?? 0)
+                version = String(repeating: "0", count: max(0, width - String(next).count)) + String(next)
+            }
+            files = layout == .dbmate
+                ? [("\(version)_\(slug).sql", "-- migrate:up\n\n\n-- migrate:down\n\n")]
+                : [("\(version)_\(slug).up.sql", "\n"), ("\(version)_\(slug).down.sql", "\n")]
+        }
+        let paths = files.map { (directory as NSString).appendingPathComponent($0.name) }
+        if let taken = paths.first(where: FileManager.default.fileExists(atPath:)) {
+            throw MigrationError(.invalidRequest, "\(taken) already exists")
+        }
+        for (path, file) in zip(paths, files) { try file.contents.write(toFile: path, atomically: true, encoding: .utf8) }
+        return paths[0]
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// golang-migrate's and sqlx's `.up.sql`/`.down.sql` files and Flyway's `V…__`/`U…__` files,
+/// read as they are and run against a real database.
+@Suite("Migration file layouts")
+struct MigrationLayoutTests {
+    let database: Database
+    let cli: MigrateCommandTests
+
+    init() async throws {
+        cli = try await MigrateCommandTests()
+        database = cli.database
+    }
+
+    @Test("golang-migrate's layout: up from .up.sql, down from .down.sql, errors pointed at the file they are in")
+    func upDownFiles() async throws {
+        let directory = try MigrationDirectory([
+            "000001_create_teams.up.sql": "CREATE TABLE teams (id int);\n",
+            "000001_create_teams.down.sql": "DROP TABLE teams;\n",
+            "000002_add_name.up.sql": "ALTER TABLE teams ADD COLUMN name text;\n",
+            "000002_add_name.down.sql": "-- undo\nALTER TABLE teams DROP COLUMN nonexistent;\n",
+            "000003_only_up.up.sql": "CREATE TABLE players (id int);\n",
+        ])
+        defer { directory.remove() }
+        let migrator = try directory.migrator()
+        #expect(migrator.layout == .upDownFiles)
+        #expect(migrator.migrations.map(\.name) == ["create_teams", "add_name", "only_up"])
+        #expect(try await migrator.migrate(database).map(\.version) == [1, 2, 3])
+        let irreversible = await #expect(throws: MigrationError.self) { try await migrator.rollback(database) }
+        #expect(irreversible?.message.contains("000003_only_up.up.sql has no down file") == true, "\(irreversible?.message ?? "")")
+        #expect(try await database.tableExists("players"))
+        try directory.write("000003_only_up.down.sql", "DROP TABLE players;\n")
+        let failing = await #expect(throws: MigrationError.self) { try await directory.migrator().rollback(database, steps: 2) }
+        #expect(failing?.message.hasPrefix("\(directory.path)/000002_add_name.down.sql:2: ") == true, "\(failing?.message ?? "")")
+        #expect(try await !database.tableExists("players"))  // version 3's rollback committed before 2's failed
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 2)
+    }
+
+    @Test("Flyway's layout: dotted versions in Flyway's order, undo files, a text version column, --to with a dotted version")
+    func flyway() async throws {
+        var files: [String: String] = ["V1__log.sql": "CREATE TABLE log (position serial, version text);\n"]
+        for version in ["1.1", "1.2", "1.10", "2", "10"] {
+            files["V\(version)__step.sql"] = "INSERT INTO log (version) VALUES ('\(version)');\n"
+            files["U\(version)__step.sql"] = "DELETE FROM log WHERE version = '\(version)';\n"
+        }
+        files["V3_1__underscored.sql"] = "INSERT INTO log (version) VALUES ('3.1');\n"
+        files["R__views.sql"] = "CREATE VIEW v AS SELECT 1;\n"
+        let directory = try MigrationDirectory(files)
+        defer { directory.remove() }
+        let migrator = try directory.migrator()
+        #expect(migrator.layout == .flyway)
+        #expect(migrator.migrations.map(\.version.description) == ["1", "1.1", "1.2", "1.10", "2", "3.1", "10"])
+        #expect(migrator.skipped.map(\.file) == ["R__views.sql"])
+        let up = try cli.migrate("up", "--to", "1.10", "--dir", directory.path, "--database-url", cli.databaseURL)
+        #expect(up.status == 0, "\(up.output)")
+        #expect(try await database.query("SELECT version FROM log WHERE version IS NOT NULL ORDER BY position").map { try $0.decode(String.self, at: 0) } == ["1.1", "1.2", "1.10"])
+        try await migrator.migrate(database)
+        #expect(try await database.query("SELECT data_type FROM information_schema.columns WHERE table_name = 'schema_migrations' AND column_name = 'version'")[0].decode(String.self, at: 0) == "text")
+        let status = try cli.migrate("status", "--dir", directory.path, "--database-url", cli.databaseURL)
+        #expect(status.output.contains("1.10") && status.output.contains("skipped R__views.sql: a Flyway repeatable migration"), "\(status.output)")
+        let refused = await #expect(throws: MigrationError.self) { try await migrator.rollback(database, to: MigrationVersion("1.10")!) }
+        #expect(refused?.kind == .irreversible)  // 3.1 has no U file: refused before anything ran
+        try directory.write("U3.1__underscored.sql", "DELETE FROM log WHERE version = '3.1';\n")
+        let undone = try await directory.migrator().rollback(database, to: MigrationVersion("1.10")!)
+        #expect(undone.map(\.version.description) == ["10", "3.1", "2"])
+        #expect(try await database.query("SELECT version FROM log WHERE version IS NOT NULL ORDER BY position").map { try $0.decode(String.self, at: 0) } == ["1.1", "1.2", "1.10"])
+    }
+
+    @Test("a directory mixing layouts is refused, saying so; a down file without its up file is named")
+    func refusals() throws {
+        let mixed = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nSELECT 1;\n", "0002_b.up.sql": "SELECT 2;\n"])
+        defer { mixed.remove() }
+        let error = #expect(throws: MigrationError.self) { try mixed.migrator() }
+        #expect(error?.message.contains("mixes migration file layouts") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("0001_a.sql") == true && error?.message.contains("0002_b.up.sql") == true)
+        let run = try cli.migrate("status", "--dir", mixed.path, "--database-url", cli.databaseURL)
+        #expect(run.status != 0 && run.output.contains("keep one layout per directory"), "\(run.output)")
+
+        let orphan = try MigrationDirectory(["0001_a.up.sql": "SELECT 1;\n", "0002_b.down.sql": "SELECT 2;\n"])
+        defer { orphan.remove() }
+        let orphanError = #expect(throws: MigrationError.self) { try orphan.migrator() }
+        #expect(orphanError?.message.contains("0002_b.down.sql undoes version 2, which has no up file") == true, "\(orphanError?.message ?? "")")
+
+        let twice = try MigrationDirectory(["V1__a.sql": "SELECT 1;\n", "V1.0__b.sql": "SELECT 2;\n"])
+        defer { twice.remove() }
+        #expect(throws: MigrationError.self) { try twice.migrator() }
+    }
+
+    @Test("a whole-file section: COMMIT is refused with the way out, -- no-transaction runs it outside a transaction")
+    func noTransaction() async throws {
+        let wrapped = try MigrationDirectory(["0001_a.up.sql": "BEGIN;\nCREATE TABLE a (id int);\nCOMMIT;\n"])
+        defer { wrapped.remove() }
+        let error = #expect(throws: MigrationError.self) { try wrapped.migrator() }
+        #expect(error?.message.contains("0001_a.up.sql:1: BEGIN") == true && error?.message.contains("-- no-transaction") == true, "\(error?.message ?? "")")
+        let concurrently = try MigrationDirectory([
+            "0001_a.up.sql": "CREATE TABLE a (id int);\n",
+            "0002_index.up.sql": "-- no-transaction\nCREATE INDEX CONCURRENTLY a_id ON a (id);\n",
+        ])
+        defer { concurrently.remove() }
+        try await concurrently.migrator().migrate(database)
+        #expect(try await database.count("SELECT count(*) FROM pg_indexes WHERE indexname = 'a_id'") == 1)
+    }
+
+    @Test("new continues the directory's layout")
+    func newFiles() throws {
+        let golang = try MigrationDirectory(["000007_a.up.sql": "SELECT 1;\n", "000007_a.down.sql": "SELECT 1;\n"])
+        defer { golang.remove() }
+        let created = try cli.migrate("new", "add_index", "--dir", golang.path)
+        #expect(created.output.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("/000008_add_index.up.sql"), "\(created.output)")
+        #expect(FileManager.default.fileExists(atPath: golang.path + "/000008_add_index.down.sql"))
+        #expect(try golang.migrator().migrations.count == 2)
+
+        let flyway = try MigrationDirectory(["V1__a.sql": "SELECT 1;\n", "V1.5__b.sql": "SELECT 1;\n"])
+        defer { flyway.remove() }
+        #expect(try Migrator.createFile(named: "c", in: flyway.path).hasSuffix("/V2__c.sql"))
+        #expect(try flyway.migrator().migrations.map(\.version.description) == ["1", "1.5", "2"])
+    }
+}
