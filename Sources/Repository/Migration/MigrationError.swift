@@ -16,6 +16,9 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
         case irreversible
         /// Another run held the migration lock for longer than the timeout.
         case lockTimeout
+        /// The history table is another tool's (take it over with ``Migrator/adopt(_:)``), is
+        /// dirty, or has a shape this tool does not know.
+        case foreignHistory
         /// The request does not fit the database's state (e.g. baseline of a migrated database).
         case invalidRequest
     }

@@ -2,8 +2,16 @@ import Foundation
 
 /// The history table and the advisory lock, on the one connection a migration run uses.
 struct MigrationHistory {
-    struct Record: Decodable {
-        var version: Int64
+    struct Record {
+        var version: MigrationVersion
+        var name: String
+        var checksum: String
+        var appliedAt: Date
+        var executionMs: Int64
+    }
+
+    private struct Row: Decodable {
+        var version: String
         var name: String
         var checksum: String
         var appliedAt: Date
@@ -13,7 +21,7 @@ struct MigrationHistory {
     let table: String
     let connection: Connection
 
-    private var quotedTable: String { SQLIdentifier.quoted(qualified: table) }
+    var quotedTable: String { SQLIdentifier.quoted(qualified: table) }
 
     /// The advisory lock's two keys: "migr", and a stable number for the table's name.
     private var lockKeys: (Int32, Int32) {
@@ -21,14 +29,17 @@ struct MigrationHistory {
         return (0x6D69_6772, Int32(UInt32(digest.prefix(8), radix: 16)! & 0x7FFF_FFFF))
     }
 
-    func exists() async throws -> Bool {
-        try await connection.query("SELECT to_regclass($1) IS NOT NULL", [quotedTable])[0].decode(Bool.self, at: 0)
+    /// This table and the other tools' tables in sight.
+    func tables() async throws -> HistoryTables {
+        try await HistoryTables.inspect(own: table, on: connection)
     }
 
-    func create() async throws {
-        try await connection.execute(script: """
+    /// Creates the table if it does not exist, its versions stored as `text` when `dotted`
+    /// versions (Flyway's `2.1`) must fit, else as `bigint`.
+    func create(dotted: Bool, on connection: Connection? = nil) async throws {
+        try await (connection ?? self.connection).execute(script: """
             CREATE TABLE IF NOT EXISTS \(quotedTable) (
-                version bigint PRIMARY KEY,
+                version \(dotted ? "text" : "bigint") PRIMARY KEY,
                 name text NOT NULL,
                 checksum text NOT NULL,
                 applied_at timestamptz NOT NULL DEFAULT now(),
@@ -38,23 +49,45 @@ struct MigrationHistory {
             """)
     }
 
+    /// The applied migrations, in version order.
+    /// - Throws: ``MigrationError`` when the table is another tool's or of an unknown shape, or
+    ///   when it does not exist and another tool's table does.
     func records() async throws -> [Record] {
-        guard try await exists() else { return [] }
-        return try await connection.query("SELECT version, name, checksum, applied_at, execution_ms FROM \(quotedTable) ORDER BY version")
-            .decode(Record.self)
+        let tables = try await tables()
+        try tables.requireOwn()
+        guard tables.own != nil else { return [] }
+        return try await connection.query("SELECT version::text AS version, name, checksum, applied_at, execution_ms FROM \(quotedTable)")
+            .decode(Row.self)
+            .map { row in
+                guard let version = MigrationVersion(row.version) else {
+                    throw MigrationError(.foreignHistory, "\(table) records a version that is not a number: \(row.version)")
+                }
+                return Record(version: version, name: row.name, checksum: row.checksum, appliedAt: row.appliedAt, executionMs: row.executionMs)
+            }
+            .sorted { $0.version < $1.version }
     }
 
-    func insert(_ migration: Migration, milliseconds: Int64, appliedBy: String? = nil, on connection: Connection) async throws {
+    /// Refuses dotted `versions` when the table stores versions as `bigint`.
+    func requireRoom(for versions: [MigrationVersion]) async throws {
+        guard let dotted = versions.first(where: { $0.integer == nil }),
+              case .own(let type)? = try await tables().own?.shape, type == "bigint" else { return }
+        throw MigrationError(.invalidRequest, "\(table) stores versions as bigint, which cannot hold version \(dotted); change its column first: ALTER TABLE \(quotedTable) ALTER COLUMN version TYPE text")
+    }
+
+    func insert(_ migration: Migration, milliseconds: Int64, appliedBy: String? = nil, appliedAt: String? = nil, on connection: Connection) async throws {
         try await connection.query(
-            "INSERT INTO \(quotedTable) (version, name, checksum, execution_ms, applied_by) VALUES ($1, $2, $3, $4, coalesce($5, current_user))",
-            [migration.version, migration.name, migration.checksum, milliseconds, appliedBy])
+            """
+            INSERT INTO \(quotedTable) (version, name, checksum, execution_ms, applied_by, applied_at)
+            VALUES ($1, $2, $3, $4, coalesce($5, current_user), coalesce($6::timestamptz, now()))
+            """,
+            [migration.version, migration.name, migration.checksum, milliseconds, appliedBy, appliedAt])
     }
 
-    func updateChecksum(of version: Int64, to checksum: String) async throws {
+    func updateChecksum(of version: MigrationVersion, to checksum: String) async throws {
         try await connection.query("UPDATE \(quotedTable) SET checksum = $2 WHERE version = $1", [version, checksum])
     }
 
-    func delete(_ version: Int64, on connection: Connection) async throws {
+    func delete(_ version: MigrationVersion, on connection: Connection) async throws {
         try await connection.query("DELETE FROM \(quotedTable) WHERE version = $1", [version])
     }
 

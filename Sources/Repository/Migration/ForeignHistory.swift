@@ -1,0 +1,75 @@
+import Foundation
+
+/// What another migration tool's history table says is applied.
+struct ForeignHistory {
+    let tool: MigrationTool
+    let table: String
+    /// Versions recorded one by one, each with when it was applied (as `timestamptz` text)
+    /// when the tool records that.
+    var applied: [MigrationVersion: String?] = [:]
+    /// Every version at or below this one counts as applied: golang-migrate's current version,
+    /// Flyway's baseline.
+    var through: MigrationVersion?
+
+    /// Reads `table`, a table of `tool`'s shape.
+    /// - Throws: ``MigrationError`` when the tool left it dirty (a migration that failed part
+    ///   way), naming the version, or when it records something that is not a version.
+    init(_ tool: MigrationTool, table: String, on connection: Connection) async throws {
+        self.tool = tool
+        self.table = table
+        let quoted = SQLIdentifier.quoted(qualified: table)
+        switch tool {
+        case .dbmate:
+            for row in try await connection.query("SELECT version::text FROM \(quoted)") {
+                applied[try version(row.decode(String.self, at: 0))] = .some(nil)
+            }
+        case .golangMigrate:
+            let rows = try await connection.query("SELECT version::text, dirty FROM \(quoted) ORDER BY version DESC")
+            guard let row = rows.first else { return }
+            let version = try version(row.decode(String.self, at: 0))
+            if try row.decode(Bool.self, at: 1) {
+                throw MigrationError(.foreignHistory, "golang-migrate's \(table) is dirty at version \(version): that migration failed part way; repair the database by hand, clear the flag (golang-migrate's `force \(version)`), then adopt")
+            }
+            through = version
+        case .sqlx:
+            for row in try await connection.query("SELECT version::text, success, installed_on::text FROM \(quoted)") {
+                let version = try version(row.decode(String.self, at: 0))
+                guard try row.decode(Bool.self, at: 1) else {
+                    throw MigrationError(.foreignHistory, "sqlx's \(table) records version \(version) as failed part way (success = false); repair the database and that row by hand, then adopt")
+                }
+                applied[version] = try row.decode(String?.self, at: 2)
+            }
+        case .flyway:
+            try await readFlyway(quoted, on: connection)
+        }
+    }
+
+    /// Flyway's rows in the order they were run: migrations, undos, deletions and baselines.
+    private mutating func readFlyway(_ quoted: String, on connection: Connection) async throws {
+        let rows = try await connection.query("""
+            SELECT version, type, success, installed_on::timestamptz::text FROM \(quoted)
+            WHERE version IS NOT NULL ORDER BY installed_rank
+            """)
+        for row in rows {
+            let version = try version(row.decode(String.self, at: 0))
+            let type = try row.decode(String.self, at: 1)
+            guard try row.decode(Bool.self, at: 2) else {
+                throw MigrationError(.foreignHistory, "Flyway's \(table) records version \(version) as failed; repair it (Flyway's `repair`) or by hand, then adopt")
+            }
+            if type.hasPrefix("UNDO") || type == "DELETE" {
+                applied[version] = nil
+            } else if type.hasSuffix("BASELINE") {
+                through = max(through ?? version, version)
+            } else {
+                applied[version] = try row.decode(String?.self, at: 3)
+            }
+        }
+    }
+
+    private func version(_ text: String) throws -> MigrationVersion {
+        guard let version = MigrationVersion(text.trimmingCharacters(in: .whitespaces)) else {
+            throw MigrationError(.foreignHistory, "\(tool)'s \(table) records a version that is not a number: \(text.prefix(60))")
+        }
+        return version
+    }
+}

@@ -1,0 +1,88 @@
+/// What ``Migrator/adopt(_:)`` did.
+public struct MigrationAdoption: Sendable, Hashable {
+    /// The tool whose history was taken over.
+    public let tool: MigrationTool
+    /// Its history table, as found.
+    public let table: String
+    /// The name that table has now: kept, renamed, never dropped.
+    public let renamedTo: String
+    /// The versions recorded as applied, in order.
+    public let versions: [MigrationVersion]
+}
+
+extension Migrator {
+    /// Takes over a database that dbmate, golang-migrate, sqlx or Flyway migrated: records
+    /// every version that tool applied in ``historyTable``, with the checksum of today's file,
+    /// applies nothing, and renames the tool's table to `<name>_adopted` — in one transaction,
+    /// under the migration lock.
+    ///
+    /// golang-migrate records only the version a database is at: every migration up to it
+    /// counts as applied, and so does every one up to a Flyway baseline.
+    /// - Throws: ``MigrationError`` when no such table is in sight or several are, when the
+    ///   tool left it dirty (naming the version), when an applied version has no file, or when
+    ///   ``historyTable`` already records migrations.
+    @discardableResult
+    public func adopt(_ database: Database) async throws -> MigrationAdoption {
+        try await locked(database) { history in
+            let tables = try await history.tables()
+            if let own = tables.own {
+                switch own.shape {
+                case .own:
+                    guard try await history.records().isEmpty else {
+                        throw MigrationError(.invalidRequest, "\(historyTable) already records this tool's migrations; there is nothing to adopt")
+                    }
+                case .unknown(let columns): throw HistoryTables.unknown(own.name, columns)
+                case .foreign: break
+                }
+            }
+            let found = ([tables.own].compactMap { $0 } + tables.foreign).compactMap { table -> (String, MigrationTool)? in
+                if case .foreign(let tool) = table.shape { (table.name, tool) } else { nil }
+            }
+            guard let (table, tool) = found.first else {
+                throw MigrationError(.invalidRequest, "no history table of dbmate, golang-migrate, sqlx or Flyway in sight (looked for \(HistoryTables.candidates(own: historyTable).joined(separator: ", "))); nothing to adopt")
+            }
+            guard found.count == 1 else {
+                let list = found.map { "\($0.1)'s \($0.0)" }.joined(separator: " and ")
+                throw MigrationError(.invalidRequest, "found \(list); rename all but the one to adopt, then adopt")
+            }
+            let foreign = try await ForeignHistory(tool, table: table, on: history.connection)
+            let adopted = try adoptedMigrations(foreign)
+            let renamed = (SQLIdentifier.parts(of: table).last?.text ?? table) + "_adopted"
+            let schema = SQLIdentifier.parts(of: table).dropLast().map { $0.isQuoted ? $0.text : SQLIdentifier.quoted($0.text) }
+            let renamedQualified = (schema + [SQLIdentifier.quoted(renamed)]).joined(separator: ".")
+            if try await history.connection.query("SELECT to_regclass($1) IS NOT NULL", [renamedQualified])[0].decode(Bool.self, at: 0) {
+                throw MigrationError(.invalidRequest, "\(renamed) already exists, so \(tool)'s \(table) cannot be kept under that name; rename or drop \(renamed) first")
+            }
+            try await history.connection.transaction { connection in
+                try await connection.execute(script: "ALTER TABLE \(SQLIdentifier.quoted(qualified: table)) RENAME TO \(SQLIdentifier.quoted(renamed))")
+                try await history.create(dotted: migrations.contains { $0.version.integer == nil }, on: connection)
+                for (migration, appliedAt) in adopted {
+                    try await history.insert(migration, milliseconds: 0, appliedBy: "adopted from \(tool)", appliedAt: appliedAt, on: connection)
+                }
+            }
+            report("found \(tool)'s history table \(table): \(adopted.count) migration(s) applied")
+            report("recorded \(adopted.count) migration(s) in \(historyTable) with today's checksums; applied nothing")
+            report("kept \(tool)'s table as \(renamed)")
+            let pending = migrations.count - adopted.count
+            if pending > 0 { report("\(pending) migration(s) pending; `migrate up` applies them") }
+            return MigrationAdoption(tool: tool, table: table, renamedTo: renamed, versions: adopted.map(\.0.version))
+        }
+    }
+
+    /// The migrations `foreign` says are applied, each with when, if known.
+    /// - Throws: ``MigrationError`` listing applied versions that have no file.
+    private func adoptedMigrations(_ foreign: ForeignHistory) throws -> [(Migration, String?)] {
+        let known = Set(migrations.map(\.version))
+        var missing = foreign.applied.keys.filter { !known.contains($0) }
+        if let through = foreign.through, foreign.tool == .golangMigrate, !known.contains(through) { missing.append(through) }
+        guard missing.isEmpty else {
+            let versions = missing.sorted().prefix(10).map(\.description).joined(separator: ", ")
+            throw MigrationError(.drift, "\(foreign.tool) applied version(s) \(versions)\(missing.count > 10 ? "…" : "") but no migration file has them; restore the files, then adopt")
+        }
+        return migrations.compactMap { migration in
+            if let appliedAt = foreign.applied[migration.version] { return (migration, appliedAt) }
+            if let through = foreign.through, migration.version <= through { return (migration, nil) }
+            return nil
+        }
+    }
+}

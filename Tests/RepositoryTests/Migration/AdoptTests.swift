@@ -1,0 +1,121 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// Databases that dbmate, golang-migrate, sqlx and Flyway migrated, taken over by `adopt`.
+@Suite("Adopting another tool's history")
+struct AdoptTests {
+    let database: Database
+    let cli: MigrateCommandTests
+
+    init() async throws {
+        cli = try await MigrateCommandTests()
+        database = cli.database
+    }
+
+    @Test("each tool's table is recognised, named, and taken over: versions recorded with today's checksums, nothing applied, the table kept",
+          arguments: MigrationTool.allCases)
+    func adopt(tool: MigrationTool) async throws {
+        let project = try await OtherToolProject.make(tool, database: database)
+        defer { project.root.remove() }
+        let migrator = try Migrator(directory: project.migrations)
+        let before = await #expect(throws: MigrationError.self) { try await migrator.status(database) }
+        #expect(before?.kind == .foreignHistory)
+        #expect(before?.message.contains("\(OtherToolProject.tableName(tool)) is \(tool)'s migration history table") == true, "\(before?.message ?? "")")
+        await #expect(throws: MigrationError.self) { try await migrator.migrate(database) }
+
+        let adoption = try await migrator.adopt(database)
+        #expect(adoption.tool == tool)
+        #expect(adoption.versions == project.applied)
+        #expect(adoption.renamedTo == OtherToolProject.tableName(tool) + "_adopted")
+        let rows = try await database.query("SELECT version::text, checksum, applied_by FROM schema_migrations ORDER BY applied_at, version")
+        #expect(try rows.map { try $0.decode(String.self, at: 0) } == project.applied.map(\.description))
+        #expect(try rows.map { try $0.decode(String.self, at: 1) } == migrator.migrations.prefix(2).map(\.checksum))
+        #expect(try rows.map { try $0.decode(String.self, at: 2) } == ["adopted from \(tool)", "adopted from \(tool)"])
+        #expect(try await database.tableExists(adoption.renamedTo))
+        #expect(try await !database.tableExists("players"))  // applied nothing
+
+        #expect(try await migrator.status(database).map(\.state) == [.applied, .applied, .pending])
+        #expect(try await migrator.migrate(database).map(\.version) == [project.pending])
+        #expect(try await migrator.rollback(database, steps: 2).map(\.version) == [project.pending, project.applied[1]])
+        #expect(try await database.count("SELECT count(*) FROM information_schema.columns WHERE table_name = 'teams' AND column_name = 'email'") == 0)
+        await #expect(throws: MigrationError.self) { try await migrator.adopt(database) }  // once only
+    }
+
+    @Test("a dirty golang-migrate table is refused, naming the version; nothing changes")
+    func dirty() async throws {
+        let project = try await OtherToolProject.make(.golangMigrate, database: database)
+        defer { project.root.remove() }
+        try await database.query("UPDATE schema_migrations SET version = 3, dirty = true")
+        let error = await #expect(throws: MigrationError.self) { try await Migrator(directory: project.migrations).adopt(database) }
+        #expect(error?.message.contains("golang-migrate's schema_migrations is dirty at version 3") == true, "\(error?.message ?? "")")
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations WHERE dirty") == 1)
+        #expect(try await !database.tableExists("schema_migrations_adopted"))
+    }
+
+    @Test("sqlx's and Flyway's failed rows are refused, naming the version")
+    func failed() async throws {
+        let sqlx = try await OtherToolProject.make(.sqlx, database: database)
+        defer { sqlx.root.remove() }
+        try await database.query("UPDATE _sqlx_migrations SET success = false WHERE version = 20240102120000")
+        let error = await #expect(throws: MigrationError.self) { try await Migrator(directory: sqlx.migrations).adopt(database) }
+        #expect(error?.message.contains("version 20240102120000 as failed") == true, "\(error?.message ?? "")")
+
+        let other = try await TestServer.makeDatabase()
+        let flyway = try await OtherToolProject.make(.flyway, database: other)
+        defer { flyway.root.remove() }
+        try await other.query("INSERT INTO flyway_schema_history VALUES (3, '2', 'create players', 'SQL', 'V2__create_players.sql', 1, 'me', now(), 1, false)")
+        let failed = await #expect(throws: MigrationError.self) { try await Migrator(directory: flyway.migrations).adopt(other) }
+        #expect(failed?.message.contains("Flyway's flyway_schema_history records version 2 as failed") == true, "\(failed?.message ?? "")")
+    }
+
+    @Test("Flyway: a baseline covers the versions below it; an undone version is pending again")
+    func flywayBaselineAndUndo() async throws {
+        let project = try await OtherToolProject.make(.flyway, database: database)
+        defer { project.root.remove() }
+        try await database.withConnection { try await $0.execute(script: """
+            DELETE FROM flyway_schema_history WHERE version = '1';
+            INSERT INTO flyway_schema_history VALUES
+            (3, '1', '<< Flyway Baseline >>', 'BASELINE', '<< Flyway Baseline >>', NULL, 'me', now(), 0, true),
+            (4, '2', 'create players', 'SQL', 'V2__create_players.sql', 7, 'me', now(), 4, true),
+            (5, '2', 'create players', 'UNDO_SQL', 'U2__create_players.sql', 8, 'me', now(), 2, true)
+            """) }
+        let adoption = try await Migrator(directory: project.migrations).adopt(database)
+        #expect(adoption.versions == [1, MigrationVersion("1.1")!])
+    }
+
+    @Test("an applied version without a file is refused, listed; a table of another shape is named with its columns, in one line")
+    func refusals() async throws {
+        let project = try await OtherToolProject.make(.dbmate, database: database)
+        defer { project.root.remove() }
+        try await database.query("INSERT INTO schema_migrations (version) VALUES ('20231231000000')")
+        let missing = await #expect(throws: MigrationError.self) { try await Migrator(directory: project.migrations).adopt(database) }
+        #expect(missing?.message.contains("dbmate applied version(s) 20231231000000 but no migration file has them") == true, "\(missing?.message ?? "")")
+
+        try await database.query("DROP TABLE schema_migrations")
+        try await database.query("CREATE TABLE schema_migrations (id serial PRIMARY KEY, applied text)")
+        for command in ["status", "up", "adopt"] {
+            let run = try cli.migrate(command, "--dir", project.migrations, "--database-url", cli.databaseURL)
+            #expect(run.status != 0 && run.output.split(separator: "\n").count == 1, "\(run.output)")
+            #expect(run.output.contains("schema_migrations is not a migration history table this tool knows"), "\(run.output)")
+            #expect(run.output.contains("its columns are id integer, applied text"), "\(run.output)")
+            #expect(!run.output.contains("SELECT"), "\(run.output)")
+        }
+    }
+
+    @Test("adopt waits for the migration lock like every other run")
+    func underTheLock() async throws {
+        let project = try await OtherToolProject.make(.sqlx, database: database)
+        defer { project.root.remove() }
+        var migrator = try Migrator(directory: project.migrations)
+        migrator.lockTimeout = .milliseconds(300)
+        try await database.withConnection { connection in
+            let history = MigrationHistory(table: migrator.historyTable, connection: connection)
+            try await history.lock(timeout: .seconds(5))
+            let error = await #expect(throws: MigrationError.self) { try await migrator.adopt(database) }
+            #expect(error?.kind == .lockTimeout)
+            try await history.unlock()
+        }
+        #expect(try await migrator.adopt(database).versions == project.applied)
+    }
+}
