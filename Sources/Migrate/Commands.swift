@@ -8,7 +8,7 @@ struct Up: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOption
     @OptionGroup var migrations: MigrationsOptions
     @OptionGroup var lock: LockOption
-    @Option(name: .long, help: ArgumentHelp("Apply up to and including this version.", valueName: "version")) var to: Int64?
+    @Option(name: .long, help: ArgumentHelp("Apply up to and including this version.", valueName: "version")) var to: MigrationVersion?
     @Flag(name: .long, help: "Allow pending migrations older than the newest applied one.") var allowOutOfOrder = false
     @Flag(name: .long, help: "Print what would run; change nothing.") var dryRun = false
 
@@ -17,7 +17,7 @@ struct Up: AsyncParsableCommand {
         lock.apply(to: &migrator)
         migrator.allowOutOfOrder = allowOutOfOrder
         let applied = try await migrator.migrate(database.database(), to: to, dryRun: dryRun)
-        print(applied.isEmpty ? "Nothing to apply." : "\(dryRun ? "Would apply" : "Applied") \(applied.count) migration(s).")
+        StandardOutput.line(applied.isEmpty ? "Nothing to apply." : "\(dryRun ? "Would apply" : "Applied") \(applied.count) migration(s).")
     }
 }
 
@@ -29,7 +29,7 @@ struct Down: AsyncParsableCommand {
     @OptionGroup var migrations: MigrationsOptions
     @OptionGroup var lock: LockOption
     @Option(name: .long, help: ArgumentHelp("How many migrations to roll back (default 1).", valueName: "count")) var steps: Int?
-    @Option(name: .long, help: ArgumentHelp("Roll back every migration above this version.", valueName: "version")) var to: Int64?
+    @Option(name: .long, help: ArgumentHelp("Roll back every migration above this version.", valueName: "version")) var to: MigrationVersion?
     @Flag(name: .long, help: "Print what would run; change nothing.") var dryRun = false
 
     func validate() throws {
@@ -45,7 +45,7 @@ struct Down: AsyncParsableCommand {
         } else {
             try await migrator.rollback(target, steps: steps ?? 1, dryRun: dryRun)
         }
-        print(undone.isEmpty ? "Nothing to roll back." : "\(dryRun ? "Would roll back" : "Rolled back") \(undone.count) migration(s).")
+        StandardOutput.line(undone.isEmpty ? "Nothing to roll back." : "\(dryRun ? "Would roll back" : "Rolled back") \(undone.count) migration(s).")
     }
 }
 
@@ -66,11 +66,11 @@ struct Status: AsyncParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             encoder.dateEncodingStrategy = .iso8601
-            print(String(decoding: try encoder.encode(statuses), as: UTF8.self))
-            for line in skipped { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            StandardOutput.line(String(decoding: try encoder.encode(statuses), as: UTF8.self))
+            for line in skipped { StandardOutput.line(line, to: STDERR_FILENO) }
         } else {
-            print(StatusTable(statuses).text)
-            for line in skipped { print(line) }
+            StandardOutput.line(StatusTable(statuses).text)
+            for line in skipped { StandardOutput.line(line) }
         }
         if failIfPending && statuses.contains(where: { $0.state == .pending }) { throw ExitCode(3) }
     }
@@ -87,7 +87,7 @@ struct Validate: AsyncParsableCommand {
         var migrator = try migrations.migrator(progress: false)
         migrator.allowOutOfOrder = allowOutOfOrder
         try await migrator.validate(database.database())
-        print("Migrations are valid.")
+        StandardOutput.line("Migrations are valid.")
     }
 }
 
@@ -98,7 +98,7 @@ struct New: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("What the migration does, e.g. add_email.", valueName: "name")) var name: String
 
     func run() async throws {
-        print(try Migrator.createFile(named: name, in: dir))
+        StandardOutput.line(try Migrator.createFile(named: name, in: dir))
     }
 }
 
@@ -108,7 +108,7 @@ struct Baseline: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOption
     @OptionGroup var migrations: MigrationsOptions
     @OptionGroup var lock: LockOption
-    @Argument(help: ArgumentHelp("The last version the database already has.", valueName: "version")) var version: Int64
+    @Argument(help: ArgumentHelp("The last version the database already has.", valueName: "version")) var version: MigrationVersion
 
     func run() async throws {
         var migrator = try migrations.migrator()
@@ -125,13 +125,13 @@ struct Repair: AsyncParsableCommand {
     @OptionGroup var migrations: MigrationsOptions
     @OptionGroup var lock: LockOption
     @Option(name: .customLong("version"), help: ArgumentHelp("The applied migration whose file was edited.", valueName: "version"))
-    var target: Int64
+    var target: MigrationVersion
 
     func run() async throws {
         var migrator = try migrations.migrator(progress: false)
         lock.apply(to: &migrator)
         let (old, new) = try await migrator.repair(database.database(), version: target)
-        print(old == new ? "Version \(target) already matches its file (\(new))." : "Version \(target): checksum \(old) -> \(new)")
+        StandardOutput.line(old == new ? "Version \(target) already matches its file (\(new))." : "Version \(target): checksum \(old) -> \(new)")
     }
 }
 
@@ -142,7 +142,7 @@ struct StatusTable {
     init(_ statuses: [MigrationStatus]) {
         let formatter = ISO8601DateFormatter()
         let rows = [["VERSION", "NAME", "STATE", "APPLIED AT"]] + statuses.map {
-            [String($0.version), TerminalText.escaped($0.name, limit: 80), $0.state.rawValue, $0.appliedAt.map(formatter.string(from:)) ?? ""]
+            ["\($0.version)", TerminalText.escaped($0.name, limit: 80), $0.state.rawValue, $0.appliedAt.map(formatter.string(from:)) ?? ""]
         }
         let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
         text = rows.map { row in

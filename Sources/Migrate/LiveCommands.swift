@@ -19,7 +19,7 @@ struct Live: AsyncParsableCommand {
             let pool = try await database.database()
             defer { pool.close() }
             let installed = try await LiveSchema.install(on: pool)
-            print(installed ? "Installed live schema version \(LiveSchema.version)."
+            StandardOutput.line(installed ? "Installed live schema version \(LiveSchema.version)."
                             : "The live schema is up to date (version \(try await LiveSchema.installedVersion(on: pool) ?? LiveSchema.version)).")
         }
     }
@@ -35,7 +35,7 @@ struct Live: AsyncParsableCommand {
             let pool = try await database.database()
             defer { pool.close() }
             try await LiveSchema.enable(table, on: pool)
-            print("Changes of \(TerminalText.escaped(table, limit: 200)) are announced.")
+            StandardOutput.line("Changes of \(TerminalText.escaped(table, limit: 200)) are announced.")
         }
     }
 }

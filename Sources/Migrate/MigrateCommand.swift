@@ -9,16 +9,21 @@ struct MigrateCommand: AsyncParsableCommand {
         abstract: "Versioned SQL migrations for PostgreSQL.",
         discussion: """
             Migrations are files named NNNN_name.sql or YYYYMMDDHHMMSS_name.sql (.sql in any case) \
-            with a `-- migrate:up` section and an optional `-- migrate:down` section. Each migration \
+            with a `-- migrate:up` section and an optional `-- migrate:down` section (empty: a \
+            rollback that does nothing); golang-migrate's and sqlx's NNNN_name.up.sql and \
+            .down.sql, and Flyway's V2__name.sql, V2.1__name.sql and U2__name.sql, are read as \
+            they are (one layout per directory). Each migration \
             and its history row commit together; an advisory lock keeps concurrent runs apart. \
             Files that would break that — a NUL byte, COMMIT or ROLLBACK in a section that runs in a \
             transaction — are refused before anything runs.
+
+            `adopt` takes over a database that dbmate, golang-migrate, sqlx or Flyway migrated.
 
             The database is --database-url, else DATABASE_URL, else the demo's local database \
             (DEMO_DATA_DIRECTORY, started if it is not running).
             """,
         version: "0.4.0",
-        subcommands: [Up.self, Down.self, Status.self, Validate.self, New.self, Baseline.self, Repair.self,
+        subcommands: [Up.self, Down.self, Status.self, Validate.self, New.self, Baseline.self, Repair.self, Adopt.self,
                       Create.self, Wait.self, Live.self])
 
     /// Runs the command; any failure is one line on standard error, `migrate: …`, and a
@@ -35,9 +40,9 @@ struct MigrateCommand: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success {
-                print(fullMessage(for: error))  // --help, --version
+                StandardOutput.line(fullMessage(for: error))  // --help, --version
             } else if code.rawValue != 3 {
-                FileHandle.standardError.write(Data("migrate: \(TerminalText.escaped(redactor.redact(oneLine(error))))\n".utf8))
+                StandardOutput.line("migrate: \(TerminalText.escaped(redactor.redact(oneLine(error))))", to: STDERR_FILENO)
             }
             Foundation.exit(code.rawValue)
         }
@@ -76,7 +81,7 @@ struct DatabaseOption: ParsableArguments {
         }
         if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil { return try .environment() }
         let directory = LocalServer.directory(named: "demo", overriddenBy: "DEMO_DATA_DIRECTORY")
-        FileHandle.standardError.write(Data("No --database-url or DATABASE_URL: using the demo's local database in \(directory)\n".utf8))
+        StandardOutput.line("No --database-url or DATABASE_URL: using the demo's local database in \(directory)", to: STDERR_FILENO)
         return try await LocalServer.start(.persistent(directory: directory)).configuration
     }
 
@@ -98,7 +103,7 @@ struct MigrationsOptions: ParsableArguments {
         migrator.historyTable = historyTable
         if progress {
             // File names and SQL are the user's, but a terminal must not act on them.
-            migrator.progress = { print($0.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0), limit: 2000) }.joined(separator: "\n")) }
+            migrator.progress = { StandardOutput.line($0.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0), limit: 2000) }.joined(separator: "\n")) }
         }
         return migrator
     }

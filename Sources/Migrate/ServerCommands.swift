@@ -16,10 +16,10 @@ struct Create: AsyncParsableCommand {
         let maintenance = Database(configuration.database("postgres"), maximumConnections: 1)
         defer { maintenance.close() }
         if try await !maintenance.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]).isEmpty {
-            return print("Database \(name) already exists.")
+            return StandardOutput.line("Database \(name) already exists.")
         }
         try await maintenance.withConnection { try await $0.execute(script: "CREATE DATABASE \(SQLIdentifier.quoted(name))") }
-        print("Created database \(name).")
+        StandardOutput.line("Created database \(name).")
     }
 }
 
@@ -38,10 +38,10 @@ struct Wait: AsyncParsableCommand {
             defer { probe.close() }
             do {
                 try await probe.query("SELECT 1")
-                return print("The server accepts connections.")
+                return StandardOutput.line("The server accepts connections.")
             } catch {
                 // A server that says the database does not exist is up.
-                if "\(error)".contains("does not exist") { return print("The server accepts connections.") }
+                if "\(error)".contains("does not exist") { return StandardOutput.line("The server accepts connections.") }
                 lastError = error
             }
             try await Task.sleep(for: .milliseconds(250))

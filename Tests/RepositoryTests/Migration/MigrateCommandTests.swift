@@ -23,10 +23,18 @@ struct MigrateCommandTests {
     }
 
     func migrate(_ arguments: [String]) throws -> Run {
+        try Self.run(arguments)
+    }
+
+    /// Runs the built `migrate` with `arguments`, in `directory` and with `environment` when
+    /// given; standard output and standard error together.
+    static func run(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws -> Run {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("migrate")
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        if let environment { process.environment = environment }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
