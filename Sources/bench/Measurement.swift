@@ -4,6 +4,8 @@ import Foundation
 struct Samples {
     private(set) var values: [Double] = []
 
+    init(_ values: [Double] = []) { self.values = values }
+
     mutating func add(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         values.append(Double(seconds) * 1e6 + Double(attoseconds) / 1e12)

@@ -11,7 +11,7 @@ func option(_ name: String, default value: Int) -> Int {
 let json = arguments.contains("--json")
 let maximumHandles = option("--handles", default: 100_000)
 let iterations = option("--iterations", default: 1000)
-/// `--only read` (floor, query, read — with read-on-executor —, read-on-executor, propagation, fan-out, live-query, burst, write-through, writers, bulk, triggers) runs
+/// `--only read` (floor, query, read — with read-on-executor —, read-on-executor, propagation, fan-out, live-query, burst, write-through, writers, bulk, triggers, migrations) runs
 /// that case alone, for working on it.
 let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 func runs(_ name: String) -> Bool { only == nil || only == name }
@@ -43,6 +43,7 @@ do {
     if runs("writers") { log("concurrent writers…"); results.append(try await cases.concurrentWriters(writers: option("--writers", default: 8))) }
     if runs("bulk") { log("bulk update under a live query…"); results.append(try await cases.bulkUnderLiveQuery()) }
     if runs("triggers") { log("trigger overhead…"); results.append(try await cases.triggerOverhead()) }
+    if runs("migrations") { log("migrations…"); results += try await cases.migrations() }
     try await environment.tearDown()
     print(json ? try Report.json(results, machine: Report.machine) : Report.table(results, machine: Report.machine))
 } catch {
