@@ -16,7 +16,8 @@ enum FileProblem {
         } catch {
             throw MigrationError(.invalidFile, "\(path) cannot be read: \(reason(error))")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        // `String(validating:as:)`: Foundation's `String(data:encoding:)` decodes through UTF-16.
+        guard let text = String(validating: data, as: UTF8.self) else {
             let offset = firstInvalidUTF8(data).map { " (byte \($0))" } ?? ""
             throw MigrationError(.invalidFile, "\(path) is not valid UTF-8\(offset); save it as UTF-8")
         }

@@ -66,10 +66,17 @@ struct MigrationSections {
         return Section(sql: trimmed(text[...]), line: 1, inTransaction: inTransaction)
     }
 
-    /// The text after `-- migrate:` on this line, if it is a marker line.
+    /// The text after `-- migrate:` on this line, if it is a marker line. Other comment lines
+    /// are told apart by their bytes, without making a string of each.
     private static func marker(_ buffer: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> Substring? {
+        let prefix: StaticString = "-- migrate:"
+        let first = firstNonBlank(buffer, line)
+        guard line.upperBound - first >= prefix.utf8CodeUnitCount,
+              UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount).elementsEqual(buffer[first..<first + prefix.utf8CodeUnitCount]) else {
+            return nil
+        }
         let text = String(decoding: buffer[line], as: UTF8.self).trimmingCharacters(in: .whitespaces)
-        return text.hasPrefix("-- migrate:") ? text.dropFirst("-- migrate:".count) : nil
+        return text.dropFirst(prefix.utf8CodeUnitCount)
     }
 
     /// The file's bytes with every line break made `\n`.

@@ -54,7 +54,7 @@ struct SQLLexer {
             let byte = bytes[index]
             let next = index &+ 1 < count ? bytes[index &+ 1] : 0
             switch byte {
-            case 0x20, 0x09...0x0D:  // white space
+            case 0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D:  // white space
                 index += 1
             case 0x2D where next == 0x2D:
                 index = endOfLine(from: index)
@@ -82,19 +82,13 @@ struct SQLLexer {
             case 0x29:
                 index += 1
                 return .close
-            case 0x41...0x5A, 0x61...0x7A, 0x5F, 0x80...0xFF:  // A-Z a-z _ and non-ASCII: ident_start
+            default:
+                // Range patterns and `Comparable` calls would be calls in a debug build; these are not.
+                guard Self.isIdentifierStart(byte) else { index += 1; return .other }
                 let start = index
                 index += 1
-                while index < count {
-                    switch bytes[index] {
-                    case 0x41...0x5A, 0x61...0x7A, 0x5F, 0x80...0xFF, 0x30...0x39, 0x24: index += 1  // ident_cont: also 0-9 $
-                    default: return .word(start..<index)
-                    }
-                }
+                while index < count, Self.isIdentifierPart(bytes[index]) { index += 1 }
                 return .word(start..<index)
-            default:
-                index += 1
-                return .other
             }
         }
         return nil
@@ -138,18 +132,21 @@ struct SQLLexer {
         return index
     }
 
+    // Wrapping arithmetic and unsigned comparison of `UInt8`s are transparent: no calls, even
+    // unoptimized. (`x &- a < n` is `a <= x < a + n`.)
+
     static func isSpace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
+        byte == 0x20 || byte &- 0x09 < 5
     }
 
     /// `[A-Za-z_]` or a byte of a non-ASCII character, as PostgreSQL's `ident_start`.
     static func isIdentifierStart(_ byte: UInt8) -> Bool {
-        (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x5F || byte >= 0x80
+        (byte | 0x20) &- 0x61 < 26 || byte == 0x5F || byte & 0x80 != 0
     }
 
     /// `ident_start`, a digit or `$`, as PostgreSQL's `ident_cont`.
     static func isIdentifierPart(_ byte: UInt8) -> Bool {
-        isIdentifierStart(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x24
+        (byte | 0x20) &- 0x61 < 26 || byte == 0x5F || byte & 0x80 != 0 || byte &- 0x30 < 10 || byte == 0x24
     }
 
     /// The offset of the newline that ends the line holding `start`, or the end of the text.

@@ -102,44 +102,51 @@ extension SQLStatements.Statement {
     /// transaction behind the migrator's back.
     var transactionControl: String? {
         var sql = sql
-        let words = sql.withUTF8 { buffer in buffer.baseAddress.map { Self.leadingWords($0, count: buffer.count) } ?? [] }
-        guard let first = words.first else { return nil }
-        switch first {
-        case "BEGIN", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE":
-            return first
-        case "START" where words.dropFirst().first == "TRANSACTION", "PREPARE" where words.dropFirst().first == "TRANSACTION":
-            return words.joined(separator: " ")
-        default:
-            return nil
-        }
+        return sql.withUTF8 { buffer in buffer.baseAddress.flatMap { Self.transactionControl($0, count: buffer.count) } }
     }
 
-    /// The first two words, upper-cased, after leading block comments: a few bytes read
-    /// whatever the statement's length. Nil when the first cannot start transaction control.
-    private static func leadingWords(_ bytes: UnsafePointer<UInt8>, count: Int) -> [String] {
+    /// The first word (and for `START` and `PREPARE` the second) after leading block comments,
+    /// compared byte by byte: a few bytes read, nothing allocated, whatever the statement's length.
+    private static func transactionControl(_ bytes: UnsafePointer<UInt8>, count: Int) -> String? {
+        func isLetter(_ byte: UInt8) -> Bool { byte >= 0x80 || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) }
+        func startsComment(_ at: Int) -> Bool { at + 1 < count && bytes[at] == 0x2F && bytes[at + 1] == 0x2A }  // /*
+        func word(from start: Int) -> Range<Int> {
+            var end = start
+            while end < count, isLetter(bytes[end]) { end += 1 }
+            return start..<end
+        }
+        func matches(_ range: Range<Int>, _ keyword: StaticString) -> Bool {
+            guard range.count == keyword.utf8CodeUnitCount else { return false }
+            return range.indices.allSatisfy { bytes[$0] & 0xDF == keyword.utf8Start[$0 - range.lowerBound] }
+        }
         var index = 0
-        func isLetter(_ byte: UInt8) -> Bool { byte >= 0x80 || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")) }
-        func startsComment(_ at: Int) -> Bool { at + 1 < count && bytes[at] == UInt8(ascii: "/") && bytes[at + 1] == UInt8(ascii: "*") }
         while index < count, SQLLexer.isSpace(bytes[index]) || startsComment(index) {
             if !startsComment(index) { index += 1; continue }
             index += 2
-            while index + 1 < count, !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/")) { index += 1 }
+            while index + 1 < count, !(bytes[index] == 0x2A && bytes[index + 1] == 0x2F) { index += 1 }  // */
             index += 2
         }
-        // Only B(EGIN), C(OMMIT), E(ND), R(OLLBACK, ELEASE), A(BORT), S(AVEPOINT, TART), P(REPARE):
-        // most statements are told apart by their first byte, before anything is allocated.
-        guard index < count else { return [] }
-        switch bytes[index] & 0xDF {
-        case 0x42, 0x43, 0x45, 0x52, 0x41, 0x53, 0x50: break  // B C E R A S P
-        default: return []
+        let first = word(from: min(index, count))
+        guard !first.isEmpty else { return nil }
+        // The one command this word could be, by its first letter and length; START and PREPARE
+        // only with TRANSACTION after them.
+        let command: StaticString, needsTransaction: Bool
+        switch (bytes[first.lowerBound] & 0xDF, first.count) {
+        case (0x42, 5): (command, needsTransaction) = ("BEGIN", false)
+        case (0x43, 6): (command, needsTransaction) = ("COMMIT", false)
+        case (0x45, 3): (command, needsTransaction) = ("END", false)
+        case (0x52, 8): (command, needsTransaction) = ("ROLLBACK", false)
+        case (0x52, 7): (command, needsTransaction) = ("RELEASE", false)
+        case (0x41, 5): (command, needsTransaction) = ("ABORT", false)
+        case (0x53, 9): (command, needsTransaction) = ("SAVEPOINT", false)
+        case (0x53, 5): (command, needsTransaction) = ("START", true)
+        case (0x50, 7): (command, needsTransaction) = ("PREPARE", true)
+        default: return nil
         }
-        var words: [String] = []
-        while words.count < 2, index < count {
-            while index < count, !isLetter(bytes[index]) { index += 1 }
-            let start = index
-            while index < count, isLetter(bytes[index]), index - start < 20 { index += 1 }
-            if index > start { words.append(String(decoding: UnsafeBufferPointer(start: bytes + start, count: index - start), as: UTF8.self).uppercased()) }
-        }
-        return words
+        guard matches(first, command) else { return nil }
+        guard needsTransaction else { return command.description }
+        var next = first.upperBound
+        while next < count, !isLetter(bytes[next]) { next += 1 }
+        return matches(word(from: next), "TRANSACTION") ? "\(command) TRANSACTION" : nil
     }
 }
