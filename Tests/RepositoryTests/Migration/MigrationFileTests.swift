@@ -76,4 +76,25 @@ struct MigrationFileTests {
         #expect(statements[3].sql == "SELECT $$;$$")
         #expect(statements[3].line == 4)
     }
+
+    @Test("the byte lexer: atomic bodies across comments, non-ASCII names, E'' escapes, tagged dollar quotes, CRLF lines")
+    func lexing() {
+        let sql = "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN -- note\r\n ATOMIC SELECT 1; SELECT 2; END;\r\n"
+            + "SELECT é$; SELECT E'it\\'s;' AS ü;\nSELECT $a$ ; $b$ ; $a$;"
+        let statements = SQLStatements.split(sql)
+        #expect(statements.map(\.line) == [0, 2, 2, 3])
+        #expect(statements[1].sql == "SELECT é$")
+        #expect(statements[2].sql == "SELECT E'it\\'s;' AS ü")
+        #expect(statements[3].sql == "SELECT $a$ ; $b$ ; $a$")
+    }
+
+    @Test("an expression's problem is named: unclosed quote, comment or dollar quote, a stray ) or ;")
+    func expressions() {
+        #expect(SQLStatements.expressionProblem("name = 'a''") == "an unclosed '")
+        #expect(SQLStatements.expressionProblem("name = $$x") == "an unclosed dollar-quoted body")
+        #expect(SQLStatements.expressionProblem("name = 'x' /* c") == "an unclosed /* comment")
+        #expect(SQLStatements.expressionProblem("a) OR (b") == "a ) without its (")
+        #expect(SQLStatements.expressionProblem("a; DROP TABLE t") == "a ;")
+        #expect(SQLStatements.expressionProblem("(a) OR (b = ';' AND c = $1) -- ) ;") == nil)
+    }
 }
