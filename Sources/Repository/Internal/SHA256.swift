@@ -63,29 +63,28 @@ enum SHA256 {
             k.deallocate()
         }
 
-        // Raw pointers, `while` loops and rotations written out: their operations are
-        // transparent, so even an unoptimized build runs them inline.
+        // Raw pointers, `while` loops and rotations written out, and no local declared inside
+        // a loop: the operations are transparent, so even an unoptimized build runs them inline,
+        // and it zeroes each local once per block rather than once per round.
         mutating func compress(_ block: UnsafePointer<UInt8>) {
             var i = 0
+            var x: UInt32 = 0, y: UInt32 = 0, t1: UInt32 = 0, t2: UInt32 = 0
             while i < 16 {
-                let p = block + i &* 4
-                w[i] = UInt32(p[0]) &<< 24 | UInt32(p[1]) &<< 16 | UInt32(p[2]) &<< 8 | UInt32(p[3])
+                w[i] = UInt32(block[i &* 4]) &<< 24 | UInt32(block[i &* 4 &+ 1]) &<< 16 | UInt32(block[i &* 4 &+ 2]) &<< 8 | UInt32(block[i &* 4 &+ 3])
                 i &+= 1
             }
             while i < 64 {
-                let x = w[i &- 15], y = w[i &- 2]
-                let s0 = (x &>> 7 | x &<< 25) ^ (x &>> 18 | x &<< 14) ^ (x &>> 3)
-                let s1 = (y &>> 17 | y &<< 15) ^ (y &>> 19 | y &<< 13) ^ (y &>> 10)
-                w[i] = w[i &- 16] &+ s0 &+ w[i &- 7] &+ s1
+                x = w[i &- 15]
+                y = w[i &- 2]
+                w[i] = w[i &- 16] &+ ((x &>> 7 | x &<< 25) ^ (x &>> 18 | x &<< 14) ^ (x &>> 3))
+                    &+ w[i &- 7] &+ ((y &>> 17 | y &<< 15) ^ (y &>> 19 | y &<< 13) ^ (y &>> 10))
                 i &+= 1
             }
             var (a, b, c, d, e, f, g, hh) = h
             i = 0
             while i < 64 {
-                let sigma1 = (e &>> 6 | e &<< 26) ^ (e &>> 11 | e &<< 21) ^ (e &>> 25 | e &<< 7)
-                let t1 = hh &+ sigma1 &+ ((e & f) ^ (~e & g)) &+ k[i] &+ w[i]
-                let sigma0 = (a &>> 2 | a &<< 30) ^ (a &>> 13 | a &<< 19) ^ (a &>> 22 | a &<< 10)
-                let t2 = sigma0 &+ ((a & b) ^ (a & c) ^ (b & c))
+                t1 = hh &+ ((e &>> 6 | e &<< 26) ^ (e &>> 11 | e &<< 21) ^ (e &>> 25 | e &<< 7)) &+ ((e & f) ^ (~e & g)) &+ k[i] &+ w[i]
+                t2 = ((a &>> 2 | a &<< 30) ^ (a &>> 13 | a &<< 19) ^ (a &>> 22 | a &<< 10)) &+ ((a & b) ^ (a & c) ^ (b & c))
                 hh = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
                 i &+= 1
             }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The few tokens of SQL that splitting statements and checking expressions need, read from
 /// UTF-8 bytes in one pass. White space and closed comments are skipped; literals and quoted
 /// names come back as ``Token/other``.
@@ -7,19 +9,24 @@
 /// 0x0A — because in a debug build (`swift run migrate`) a buffer's subscript and
 /// `UInt8(ascii:)` are calls, and this loop runs once per byte of every migration.
 struct SQLLexer {
+    /// A token's kind; where it is, ``tokenStart`` and ``index`` say. A plain enum, so that
+    /// returning one costs nothing in a debug build.
     enum Token {
-        /// A `;` at this byte offset.
-        case semicolon(at: Int)
-        /// A keyword or unquoted name: these bytes.
-        case word(Range<Int>)
+        /// A `;` (at ``tokenStart``).
+        case semicolon
+        /// A keyword or unquoted name (``tokenStart`` to ``index``).
+        case word
         /// `(`.
         case open
         /// `)`.
         case close
-        /// A quote, comment or dollar-quoted body that runs to the end of the text.
-        case unclosed(Unclosed)
+        /// A quote, comment or dollar-quoted body that runs to the end of the text (which one:
+        /// ``unclosed``).
+        case unclosed
         /// Anything else: a literal, a quoted name, an operator, a number.
         case other
+        /// The end of the text.
+        case end
     }
 
     /// What was left open; `description` says it in words.
@@ -41,41 +48,33 @@ struct SQLLexer {
 
     let bytes: UnsafePointer<UInt8>
     let count: Int
+    /// Where the last token ends, and the next one is looked for.
     private(set) var index = 0
+    /// Where the last token starts.
+    private(set) var tokenStart = 0
+    /// What the last ``Token/unclosed`` token left open.
+    private(set) var unclosed = Unclosed.quote
 
     init(_ bytes: UnsafePointer<UInt8>, count: Int) {
         self.bytes = bytes
         self.count = count
     }
 
-    /// The next token, or nil at the end of the text.
-    mutating func next() -> Token? {
+    /// The next token, ``Token/end`` at the end of the text.
+    mutating func next() -> Token {
         while index < count {
+            tokenStart = index
             let byte = bytes[index]
-            let next = index &+ 1 < count ? bytes[index &+ 1] : 0
             switch byte {
             case 0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D:  // white space
                 index += 1
-            case 0x2D where next == 0x2D:
-                index = endOfLine(from: index)
-            case 0x2F where next == 0x2A:
-                guard let end = endOfBlockComment(from: index) else { index = count; return .unclosed(.comment) }
-                index = end
-            case 0x27, 0x22:
-                guard let end = endOfQuoted(from: index, backslashEscapes: byte == 0x27 && isEscapeStringPrefix(before: index)) else {
-                    index = count
-                    return .unclosed(byte == 0x27 ? .quote : .doubleQuote)
-                }
-                index = end
-                return .other
-            case 0x24:
-                guard let tagEnd = dollarTagEnd(from: index) else { index += 1; return .other }
-                guard let end = endOfDollarQuoted(tag: index..<tagEnd) else { index = count; return .unclosed(.dollarQuote) }
-                index = end
-                return .other
+            case 0x2D, 0x2F, 0x27, 0x22, 0x24:  // - / ' " $
+                // Out of line: an unoptimized build zeroes every local of a function on each
+                // call, so this one, called per token, keeps few.
+                if let token = skipLiteralOrComment() { return token }
             case 0x3B:
                 index += 1
-                return .semicolon(at: index - 1)
+                return .semicolon
             case 0x28:
                 index += 1
                 return .open
@@ -85,17 +84,57 @@ struct SQLLexer {
             default:
                 // Range patterns and `Comparable` calls would be calls in a debug build; these are not.
                 guard Self.isIdentifierStart(byte) else { index += 1; return .other }
-                let start = index
                 index += 1
-                while index < count, Self.isIdentifierPart(bytes[index]) { index += 1 }
-                return .word(start..<index)
+                // isIdentifierPart, written out: this runs once per byte of every name.
+                while index < count, (bytes[index] | 0x20) &- 0x61 < 26 || bytes[index] == 0x5F || bytes[index] & 0x80 != 0
+                        || bytes[index] &- 0x30 < 10 || bytes[index] == 0x24 {
+                    index += 1
+                }
+                return .word
             }
         }
-        return nil
+        return .end
     }
 
-    /// The keyword the word at `range` is, in any case, if it is one that matters here.
-    func keyword(_ range: Range<Int>) -> Keyword? {
+    /// At `-`, `/`, a quote or `$`: skips a comment (nil: no token), or a literal (``Token/other``,
+    /// or ``Token/unclosed`` when it runs to the end); a lone `-`, `/` or `$` is ``Token/other``.
+    private mutating func skipLiteralOrComment() -> Token? {
+        let byte = bytes[index]
+        let next = index + 1 < count ? bytes[index + 1] : 0
+        switch byte {
+        case 0x2D where next == 0x2D:  // --
+            index = endOfLine(from: index)
+            return nil
+        case 0x2F where next == 0x2A:  // /*
+            guard let end = endOfBlockComment(from: index) else { return leftOpen(.comment) }
+            index = end
+            return nil
+        case 0x27, 0x22:
+            guard let end = endOfQuoted(from: index, backslashEscapes: byte == 0x27 && isEscapeStringPrefix(before: index)) else {
+                return leftOpen(byte == 0x27 ? .quote : .doubleQuote)
+            }
+            index = end
+            return .other
+        case 0x24:
+            guard let tagEnd = dollarTagEnd(from: index) else { index += 1; return .other }
+            guard let end = endOfDollarQuoted(tag: index..<tagEnd) else { return leftOpen(.dollarQuote) }
+            index = end
+            return .other
+        default:
+            index += 1
+            return .other
+        }
+    }
+
+    private mutating func leftOpen(_ what: Unclosed) -> Token {
+        index = count
+        unclosed = what
+        return .unclosed
+    }
+
+    /// The keyword the last word is, in any case, if it is one that matters here.
+    func keyword() -> Keyword? {
+        let range = tokenStart..<index
         let length = range.upperBound &- range.lowerBound
         guard length >= 3, length <= 6 else { return nil }
         let candidate: (Keyword, StaticString)
@@ -151,9 +190,14 @@ struct SQLLexer {
 
     /// The offset of the newline that ends the line holding `start`, or the end of the text.
     private func endOfLine(from start: Int) -> Int {
-        var index = start
-        while index < count, bytes[index] != 0x0A { index += 1 }
-        return index
+        find(0x0A, from: start) ?? count
+    }
+
+    /// The offset of the first `byte` at or after `start`, found with `memchr` (one call
+    /// instead of a loop of them in a debug build).
+    func find(_ byte: UInt8, from start: Int) -> Int? {
+        guard start < count, let found = memchr(bytes + start, Int32(byte), count - start) else { return nil }
+        return UnsafeRawPointer(found) - UnsafeRawPointer(bytes)
     }
 
     /// `E'…'` (or `e'…'`): the quote follows an `E` that is a word of its own.
@@ -167,6 +211,13 @@ struct SQLLexer {
     private func endOfQuoted(from start: Int, backslashEscapes: Bool) -> Int? {
         let quote = bytes[start]
         var index = start + 1
+        if !backslashEscapes {
+            while let found = find(quote, from: index) {
+                if found + 1 < count, bytes[found + 1] == quote { index = found + 2; continue }
+                return found + 1
+            }
+            return nil
+        }
         while index < count {
             let byte = bytes[index]
             if backslashEscapes, byte == 0x5C { index += 2; continue }
@@ -209,9 +260,9 @@ struct SQLLexer {
     /// The offset after the tag that closes a body opened by `tag`, or nil when none does.
     private func endOfDollarQuoted(tag: Range<Int>) -> Int? {
         var index = tag.upperBound
-        while index + tag.count <= count {
-            if bytes[index] == 0x24, matches(tag, at: index) { return index + tag.count }
-            index += 1
+        while let dollar = find(0x24, from: index), dollar + tag.count <= count {
+            if matches(tag, at: dollar) { return dollar + tag.count }
+            index = dollar + 1
         }
         return nil
     }

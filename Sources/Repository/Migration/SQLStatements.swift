@@ -1,3 +1,5 @@
+import Foundation
+
 /// Splits SQL text into statements at top-level semicolons, respecting quotes ('…', "…",
 /// E'…\'…'), dollar-quoted bodies ($$…$$, $tag$…$tag$), comments (-- …, /* … */, nested) and
 /// SQL-standard function bodies (BEGIN ATOMIC … END).
@@ -21,37 +23,47 @@ enum SQLStatements {
             var statements: [Statement] = []
             var lines = LineCounter(bytes: bytes)
             var start = 0
-            func flush(upTo end: Int) {
-                let first = lexer.skipSpaceAndLineComments(from: start, to: end)
-                var last = end
-                while last > first, SQLLexer.isSpace(bytes[last - 1]) { last -= 1 }
-                if first < last {
-                    statements.append(Statement(sql: String(decoding: UnsafeBufferPointer(start: bytes + first, count: last - first), as: UTF8.self),
-                                                line: lines.line(at: first)))
-                }
-                start = end + 1
-            }
             var atomicDepth = 0  // inside BEGIN ATOMIC … END, semicolons end no statement
             var afterBegin = false
-            while let token = lexer.next() {
-                switch token {
-                case .semicolon(let at) where atomicDepth == 0:
-                    flush(upTo: at)
-                case .word(let word):
-                    let keyword = lexer.keyword(word)
-                    if afterBegin, keyword == .atomic { atomicDepth += 1 }
-                    if atomicDepth > 0, keyword == .case { atomicDepth += 1 }
-                    if atomicDepth > 0, keyword == .end { atomicDepth -= 1 }
-                    afterBegin = keyword == .begin
-                    continue
+            var keyword: SQLLexer.Keyword?  // declared once: an unoptimized build zeroes a loop's locals each turn
+            loop: while true {
+                switch lexer.next() {
+                case .end:
+                    break loop
+                case .semicolon where atomicDepth == 0:
+                    if let statement = Self.statement(lexer, from: start, to: lexer.tokenStart, lines: &lines) { statements.append(statement) }
+                    start = lexer.index
+                case .word:
+                    keyword = lexer.keyword()
+                    switch keyword {
+                    case .atomic? where afterBegin: atomicDepth += 1
+                    case .case? where atomicDepth > 0: atomicDepth += 1
+                    case .end? where atomicDepth > 0: atomicDepth -= 1
+                    default: break
+                    }
+                    if case .begin? = keyword { afterBegin = true } else { afterBegin = false }
+                    continue loop
                 default:
                     break
                 }
                 afterBegin = false
             }
-            if start < buffer.count { flush(upTo: buffer.count) }
+            if start < buffer.count, let statement = Self.statement(lexer, from: start, to: buffer.count, lines: &lines) {
+                statements.append(statement)
+            }
             return statements
         }
+    }
+
+    /// The statement between `start` and `end` (a `;` or the end of the text), without the
+    /// white space and `--` comments around it; nil when nothing else is there.
+    private static func statement(_ lexer: SQLLexer, from start: Int, to end: Int, lines: inout LineCounter) -> Statement? {
+        let first = lexer.skipSpaceAndLineComments(from: start, to: end)
+        var last = end
+        while last > first, SQLLexer.isSpace(lexer.bytes[last - 1]) { last -= 1 }
+        guard first < last else { return nil }
+        return Statement(sql: String(decoding: UnsafeBufferPointer(start: lexer.bytes + first, count: last - first), as: UTF8.self),
+                         line: lines.line(at: first))
     }
 
     /// Why `sql` is not one self-contained expression — a `)` without its `(`, an unclosed `(`,
@@ -63,9 +75,10 @@ enum SQLStatements {
             guard let bytes = buffer.baseAddress else { return nil }
             var lexer = SQLLexer(bytes, count: buffer.count)
             var depth = 0
-            while let token = lexer.next() {
-                switch token {
-                case .unclosed(let what): return "an unclosed \(what)"
+            while true {
+                switch lexer.next() {
+                case .end: return depth > 0 ? "an unclosed (" : nil
+                case .unclosed: return "an unclosed \(lexer.unclosed)"
                 case .semicolon: return "a ;"
                 case .open: depth += 1
                 case .close:
@@ -74,7 +87,6 @@ enum SQLStatements {
                 case .word, .other: break
                 }
             }
-            return depth > 0 ? "an unclosed (" : nil
         }
     }
 }
@@ -88,10 +100,12 @@ private struct LineCounter {
     init(bytes: UnsafePointer<UInt8>) { self.bytes = bytes }
 
     mutating func line(at target: Int) -> Int {
-        while offset < target {
-            if bytes[offset] == 0x0A { lines += 1 }  // "\n"
-            offset += 1
+        // One memchr per line rather than a step per byte.
+        while offset < target, let found = memchr(bytes + offset, 0x0A, target - offset) {
+            lines += 1
+            offset = UnsafeRawPointer(found) - UnsafeRawPointer(bytes) + 1
         }
+        offset = max(offset, target)
         return lines
     }
 }
