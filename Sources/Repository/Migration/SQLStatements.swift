@@ -116,31 +116,25 @@ extension SQLStatements.Statement {
     /// transaction behind the migrator's back.
     var transactionControl: String? {
         var sql = sql
-        return sql.withUTF8 { buffer in buffer.baseAddress.flatMap { Self.transactionControl($0, count: buffer.count) } }
+        return sql.withUTF8 { buffer in
+            guard let bytes = buffer.baseAddress else { return nil }
+            return Self.transactionControl(bytes, count: buffer.count)
+        }
     }
 
     /// The first word (and for `START` and `PREPARE` the second) after leading block comments,
-    /// compared byte by byte: a few bytes read, nothing allocated, whatever the statement's length.
+    /// compared byte by byte: a few bytes read, nothing allocated, whatever the statement's
+    /// length. (Static helpers rather than nested functions: those would capture, and an
+    /// unoptimized build checks every access to a captured variable.)
     private static func transactionControl(_ bytes: UnsafePointer<UInt8>, count: Int) -> String? {
-        func isLetter(_ byte: UInt8) -> Bool { byte >= 0x80 || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) }
-        func startsComment(_ at: Int) -> Bool { at + 1 < count && bytes[at] == 0x2F && bytes[at + 1] == 0x2A }  // /*
-        func word(from start: Int) -> Range<Int> {
-            var end = start
-            while end < count, isLetter(bytes[end]) { end += 1 }
-            return start..<end
-        }
-        func matches(_ range: Range<Int>, _ keyword: StaticString) -> Bool {
-            guard range.count == keyword.utf8CodeUnitCount else { return false }
-            return range.indices.allSatisfy { bytes[$0] & 0xDF == keyword.utf8Start[$0 - range.lowerBound] }
-        }
         var index = 0
-        while index < count, SQLLexer.isSpace(bytes[index]) || startsComment(index) {
-            if !startsComment(index) { index += 1; continue }
+        while index < count, SQLLexer.isSpace(bytes[index]) || startsComment(bytes, count, index) {
+            if !startsComment(bytes, count, index) { index += 1; continue }
             index += 2
             while index + 1 < count, !(bytes[index] == 0x2A && bytes[index + 1] == 0x2F) { index += 1 }  // */
             index += 2
         }
-        let first = word(from: min(index, count))
+        let first = word(bytes, count, from: min(index, count))
         guard !first.isEmpty else { return nil }
         // The one command this word could be, by its first letter and length; START and PREPARE
         // only with TRANSACTION after them.
@@ -157,10 +151,33 @@ extension SQLStatements.Statement {
         case (0x50, 7): (command, needsTransaction) = ("PREPARE", true)
         default: return nil
         }
-        guard matches(first, command) else { return nil }
+        guard matches(bytes, first, command) else { return nil }
         guard needsTransaction else { return command.description }
         var next = first.upperBound
         while next < count, !isLetter(bytes[next]) { next += 1 }
-        return matches(word(from: next), "TRANSACTION") ? "\(command) TRANSACTION" : nil
+        return matches(bytes, word(bytes, count, from: next), "TRANSACTION") ? "\(command) TRANSACTION" : nil
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { byte & 0x80 != 0 || (byte | 0x20) &- 0x61 < 26 }
+
+    private static func startsComment(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ at: Int) -> Bool {
+        at + 1 < count && bytes[at] == 0x2F && bytes[at + 1] == 0x2A  // /*
+    }
+
+    private static func word(_ bytes: UnsafePointer<UInt8>, _ count: Int, from start: Int) -> Range<Int> {
+        var end = start
+        while end < count, isLetter(bytes[end]) { end += 1 }
+        return start..<end
+    }
+
+    /// Whether the letters at `range` are `keyword`'s (upper-case ASCII), in any case.
+    private static func matches(_ bytes: UnsafePointer<UInt8>, _ range: Range<Int>, _ keyword: StaticString) -> Bool {
+        guard range.count == keyword.utf8CodeUnitCount else { return false }
+        var index = 0
+        while index < range.count {
+            if bytes[range.lowerBound + index] & 0xDF != keyword.utf8Start[index] { return false }
+            index += 1
+        }
+        return true
     }
 }
