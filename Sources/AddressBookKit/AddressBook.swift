@@ -30,7 +30,7 @@ public final class AddressBook: Sendable {
 
     /// The checksums of the migrations as they were before the library took the `live` schema
     /// over: 0001, 0004 and 0005 held its SQL, and 0003 touched one of its functions.
-    static let rewrittenMigrations: [Int64: String] = [
+    static let rewrittenMigrations: [MigrationVersion: String] = [
         1: "aeb1ef1393ab2be5e8048c639f23d0270b758357f86bb850e7042fcb7292daa4",
         3: "c34f9f5cecdbd3ed9e29e7415732a35518f20e55835ba3767446d7759c4eb137",
         4: "1bdef3d7959422e7701e371e0037a4cc030de86594365e8672c72803a31a3f8d",

@@ -20,7 +20,7 @@ struct Live: AsyncParsableCommand {
             defer { pool.close() }
             let installed = try await LiveSchema.install(on: pool)
             StandardOutput.line(installed ? "Installed live schema version \(LiveSchema.version)."
-                            : "The live schema is up to date (version \(try await LiveSchema.installedVersion(on: pool) ?? LiveSchema.version)).")
+                                           : "The live schema is up to date (version \(try await LiveSchema.installedVersion(on: pool) ?? LiveSchema.version)).")
         }
     }
 

@@ -8,9 +8,9 @@ extension Migrator {
     /// try await migrator.acceptRewrites(database, [1: "aeb1ef13…"])   // 0001 once held the live schema
     /// ```
     @discardableResult
-    public func acceptRewrites(_ database: Database, _ previousChecksums: [Int64: String]) async throws -> [Int64] {
+    public func acceptRewrites(_ database: Database, _ previousChecksums: [MigrationVersion: String]) async throws -> [MigrationVersion] {
         try await locked(database) { history in
-            var accepted: [Int64] = []
+            var accepted: [MigrationVersion] = []
             for record in try await history.records() where previousChecksums[record.version] == record.checksum {
                 guard let migration = migrations.first(where: { $0.version == record.version }), migration.checksum != record.checksum else { continue }
                 try await history.updateChecksum(of: record.version, to: migration.checksum)
