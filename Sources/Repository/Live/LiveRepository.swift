@@ -62,6 +62,9 @@ public final class LiveRepository: Sendable {
     let listening = Locked<(gate: ListeningGate, nextWaiter: Int)>((ListeningGate(), 0))
     /// The live queries, for routing change announcements to them.
     let queries = Locked<[WeakQuery]>([])
+    /// Per record type, the router of its live queries (``RecordQueryRouter``), kept while the
+    /// repository lives; it holds its queries weakly.
+    let queryRouters = Locked<[ObjectIdentifier: any AnyLiveQuery]>([:])
     /// Which aggregate owns each child row held live, for routing the child's announcements.
     let childOwners = Locked<[StoreKey: StoreKey]>([:])
     /// Per child table, how to find the aggregates its rows belong to.

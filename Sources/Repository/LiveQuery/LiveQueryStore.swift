@@ -77,8 +77,16 @@ where Element.ID: Comparable & Sendable {
     /// the list first, in one update; then the rows' contents to their stores (this query is
     /// not told of the updates that makes, see ``QueryHandOver``); then what the stores hold,
     /// where it differs.
-    private func refresh(_ ids: [Element.ID]?) async throws {
+    func refresh(_ ids: [Element.ID]?) async throws {
         let (read, handOver) = try await source.read(ids)
+        apply(read)
+        QueryHandOver.run(by: self, handOver)
+        mirror(read)
+    }
+
+    /// Makes the list what `read` found, in one update (the rows' stores are not given the
+    /// rows here: see ``refresh(_:)``, or the router that read them for many queries).
+    func apply(_ read: QueryState<Element>.Read) {
         var subscriptions: [Element.ID: Subscription] = [:]
         let members = cell.inspect { $0.members }
         for (element, store) in read.matching where members[element.id]?.store !== store {
@@ -91,11 +99,13 @@ where Element.ID: Comparable & Sendable {
             return (changed ? .some(.database) : .none, cancel)
         }
         for subscription in cancel { subscription.cancel() }
-        QueryHandOver.run(by: self, handOver)
-        // A member store that changed between the read and the list's update (a local edit,
-        // a reverted one, a newer write) told the list before the read's older value went in,
-        // and applying the read to it may change nothing: show what the stores hold now.
-        // Usually nothing differs, and nobody hears of it.
+    }
+
+    /// After the rows of `read` went to their stores: a member store that changed between the
+    /// read and the list's update (a local edit, a reverted one, a newer write) told the list
+    /// before the read's older value went in, and applying the read to it may change nothing:
+    /// show what the stores hold now. Usually nothing differs, and nobody hears of it.
+    func mirror(_ read: QueryState<Element>.Read) {
         let matching = read.matching.map { (id: $0.element.id, store: $0.store) }
         cell.transition { state in (state.mirror(matching) ? .some(.database) : .none, ()) }
     }

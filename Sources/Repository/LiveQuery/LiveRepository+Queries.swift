@@ -32,7 +32,36 @@ extension LiveRepository {
     ) async throws -> Var<IdentifiedArrayOf<R>> where R.ID: Comparable {
         let table = try await table(for: R.self)
         let predicate = try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue))
-        return try await openQuery(recordQuerySource(table, predicate), orderBy: orderBy, readsRows: true)
+        let router = try await queryRouter(for: table)
+        try await waitUntilListening()
+        let query = LiveQueryStore(source: recordQuerySource(table, predicate), order: QueryOrder(keys: orderBy), report: report)
+        try await router.load(query, predicate)
+        return query.handle()
+    }
+
+    /// The router of `R`'s live queries, made (and registered for announcements) on first use.
+    func queryRouter<R: Record & Equatable>(for table: RecordTable<R>) async throws -> RecordQueryRouter<R> where R.ID: Comparable {
+        if let router = queryRouters.withLock({ $0[ObjectIdentifier(R.self)] }) as? RecordQueryRouter<R> { return router }
+        let rows = try await database.query("""
+            SELECT a.attname, a.atttypid::int8, coalesce(co.collname IN ('C', 'POSIX')
+                OR (a.attcollation = 100 AND (SELECT datcollate IN ('C', 'POSIX') FROM pg_database WHERE datname = current_database())), false)
+            FROM pg_attribute a LEFT JOIN pg_collation co ON co.oid = a.attcollation
+            WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped
+            """, [table.quoted])
+        var columns: [String: CompiledCondition.Column] = [:]
+        for row in rows {
+            let type = PostgresType(rawValue: UInt32(truncatingIfNeeded: try row.decode(Int64.self, at: 1)))
+            columns[try row.decode(String.self, at: 0)] = .init(kind: ConditionValue.Kind(type), bytewiseOrder: try row.decode(Bool.self, at: 2))
+        }
+        let fresh = RecordQueryRouter(table: table, columns: columns, repository: self)
+        let (router, isNew) = queryRouters.withLock { routers -> (any AnyLiveQuery, Bool) in
+            if let raced = routers[ObjectIdentifier(R.self)] { return (raced, false) }
+            routers[ObjectIdentifier(R.self)] = fresh
+            return (fresh, true)
+        }
+        if isNew { queries.withLock { $0.append(WeakQuery(query: fresh, readsRows: true)) } }
+        guard let router = router as? RecordQueryRouter<R> else { throw CancellationError() }
+        return router
     }
 
     /// Runs the query's first load and registers it for change announcements.
@@ -125,7 +154,7 @@ extension LiveRepository {
                 continue  // the stores of a truncated table read themselves
             }
             query.changed(mine.map(\.key))
-            if readsRows { readTables.insert(query.table) }
+            if readsRows { readTables.insert(query.tableName) }
         }
         return readTables
     }
@@ -139,7 +168,7 @@ extension LiveRepository {
 /// What the repository needs of a live query without knowing its element type.
 protocol AnyLiveQuery: AnyObject, Sendable {
     /// The table (or tables) it follows, for messages.
-    var table: String { get }
+    var tableName: String { get }
     /// Whether announcements of `table` concern it.
     func follows(_ table: String) -> Bool
     /// Rows with these keys of a table it follows changed.
@@ -149,7 +178,7 @@ protocol AnyLiveQuery: AnyObject, Sendable {
 }
 
 extension LiveQueryStore: AnyLiveQuery where Element.ID: Decodable {
-    var table: String { source.table }
+    var tableName: String { source.table }
     func follows(_ table: String) -> Bool { table == source.table }
 
     func changed(_ keys: [ChangeKey]) {

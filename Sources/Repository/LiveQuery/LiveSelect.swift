@@ -79,7 +79,7 @@ struct RerunSchedule: Sendable {
 }
 
 extension LiveSelect: AnyLiveQuery {
-    var table: String { tables.sorted().joined(separator: ", ") }
+    var tableName: String { tables.sorted().joined(separator: ", ") }
     func follows(_ table: String) -> Bool { tables.contains(table) }
     func changed(_ keys: [ChangeKey]) { rerun() }
 }

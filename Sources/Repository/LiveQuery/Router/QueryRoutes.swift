@@ -1,0 +1,143 @@
+/// Which live queries over one table a changed row may concern, and the work waiting for them —
+/// a plain value, kept under its router's lock.
+///
+/// A query whose condition is evaluated here is indexed by the equality its rows all satisfy
+/// (`owner = $1`: the owner's value leads to it), or else scanned; one whose condition only
+/// the server can check is checked for every changed row, by one statement for all of them.
+/// A changed row's candidates are the queries its values lead to, those scanned, those the
+/// server checks, and those that hold it now (it may have left them): finding them costs what
+/// the queries concerned cost, not what all of them do.
+struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
+    typealias QueryID = ObjectIdentifier
+
+    /// How a query's membership is decided.
+    enum Check: Sendable {
+        case here(CompiledCondition)
+        case server
+    }
+
+    private(set) var checks: [QueryID: Check] = [:]
+    /// Column → value → the queries whose rows all hold that value there.
+    private var index: [String: [ConditionValue: Set<QueryID>]] = [:]
+    private(set) var scanned: Set<QueryID> = []
+    /// In registration order: their columns in the statement that reads changed rows.
+    private(set) var serverChecked: [QueryID] = []
+    /// Which queries hold which rows, and the reverse.
+    private var holders: [ID: Set<QueryID>] = [:]
+    private var held: [QueryID: Set<ID>] = [:]
+
+    private(set) var pendingKeys: Set<ID> = []
+    private(set) var fullRuns: Set<QueryID> = []
+    private(set) var isRunning = false
+
+    /// The columns some query is indexed by.
+    var indexedColumns: [String] { Array(index.keys) }
+
+    // MARK: - Queries
+
+    /// A new query, to be run whole first; true when the caller must start the loop.
+    mutating func add(_ query: QueryID, _ check: Check) -> Bool {
+        checks[query] = check
+        switch check {
+        case .server: serverChecked.append(query)
+        case .here(let condition):
+            if let (column, values) = condition.equality {
+                for value in values { index[column, default: [:]][value, default: []].insert(query) }
+            } else {
+                scanned.insert(query)
+            }
+        }
+        fullRuns.insert(query)
+        return start()
+    }
+
+    /// A query that is gone.
+    mutating func remove(_ query: QueryID) {
+        guard let check = checks.removeValue(forKey: query) else { return }
+        switch check {
+        case .server: serverChecked.removeAll { $0 == query }
+        case .here(let condition):
+            if let (column, values) = condition.equality {
+                for value in values {
+                    index[column]?[value]?.remove(query)
+                    if index[column]?[value]?.isEmpty == true { index[column]?[value] = nil }
+                }
+                if index[column]?.isEmpty == true { index[column] = nil }
+            }
+            scanned.remove(query)
+        }
+        for id in held.removeValue(forKey: query) ?? [] {
+            holders[id]?.remove(query)
+            if holders[id]?.isEmpty == true { holders[id] = nil }
+        }
+        fullRuns.remove(query)
+    }
+
+    // MARK: - Work
+
+    /// Rows with these keys were announced; true when the caller must start the loop.
+    mutating func announce(_ ids: some Sequence<ID>) -> Bool {
+        pendingKeys.formUnion(ids)
+        return pendingKeys.isEmpty ? false : start()
+    }
+
+    /// Every query must run whole again (the feed reconnected, a table was truncated).
+    mutating func rerunAll() -> Bool {
+        fullRuns.formUnion(checks.keys)
+        return fullRuns.isEmpty ? false : start()
+    }
+
+    /// The queries to run whole first — then the keys to read for all queries; nil when there is
+    /// nothing left (the loop ends).
+    mutating func next() -> (fullRuns: [QueryID], keys: [ID])? {
+        guard !fullRuns.isEmpty || !pendingKeys.isEmpty else {
+            isRunning = false
+            return nil
+        }
+        defer { (fullRuns, pendingKeys) = ([], []) }
+        return (Array(fullRuns), Array(pendingKeys))
+    }
+
+    /// `query` runs whole next; true when the caller must start the loop.
+    mutating func rerun(_ query: QueryID) -> Bool {
+        guard checks[query] != nil else { return false }
+        fullRuns.insert(query)
+        return start()
+    }
+
+    private mutating func start() -> Bool {
+        defer { isRunning = true }
+        return !isRunning
+    }
+
+    // MARK: - Routing
+
+    /// The queries a row with key `id` may enter or leave; `value` gives its column values
+    /// (nil for a row that is gone).
+    func candidates(for id: ID, values value: ((String) -> ConditionValue?)?) -> Set<QueryID> {
+        var found = holders[id] ?? []
+        guard let value else { return found }
+        found.formUnion(scanned)
+        found.formUnion(serverChecked)
+        for (column, byValue) in index {
+            if let key = value(column)?.indexKey, let queries = byValue[key] { found.formUnion(queries) }
+        }
+        return found
+    }
+
+    /// After `query` applied a read that checked `checked` (nil: ran whole) and found
+    /// `matching` among them: who holds what.
+    mutating func record(_ query: QueryID, checked: [ID]?, matching: Set<ID>) {
+        guard checks[query] != nil else { return }
+        let left = checked.map { Set($0).subtracting(matching) } ?? held[query, default: []].subtracting(matching)
+        for id in left {
+            held[query]?.remove(id)
+            holders[id]?.remove(query)
+            if holders[id]?.isEmpty == true { holders[id] = nil }
+        }
+        for id in matching {
+            held[query, default: []].insert(id)
+            holders[id, default: []].insert(query)
+        }
+    }
+}

@@ -1,0 +1,116 @@
+/// The router's read of announced rows: one statement per 1,000 keys for every query at once.
+extension RecordQueryRouter {
+    /// Reads the rows with these keys once — with a match column for each query the server
+    /// checks — and gives each query the rows it may concern, in one update each; then the rows
+    /// to their stores, once.
+    func route(_ keys: [R.ID]) async throws {
+        guard let repository else { return }
+        let number = repository.sequence.next()
+        var rows: [R.ID: Committed<RecordContent<R>>] = [:]
+        var reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])] = [:]
+        var mustRunWhole: Set<ObjectIdentifier> = []
+        for start in stride(from: 0, to: keys.count, by: 1000) {
+            let chunk = Array(keys[start..<min(start + 1000, keys.count)])
+            let (sql, values, serverColumns, skipped) = try statement(chunk)
+            mustRunWhole.formUnion(skipped)
+            let result = try await repository.database.query(sql, values)
+            repository.reads.withLock { $0.queries += 1; $0.rows += result.count }
+            repository.metrics.rowsReread.increment(by: result.count)
+            guard !result.isEmpty else { continue }
+            let positions = Dictionary(result.columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let serverPositions = serverColumns.compactMapValues { positions[$0] }
+            for ((record, version), row) in zip(try RecordTable<R>.decode(result), result) {
+                rows[record.id] = Committed(value: record, version: version)
+                var unreadable = false
+                let value = { (name: String) -> ConditionValue? in
+                    guard let position = positions[name] else { unreadable = true; return nil }
+                    let cell = result.cell(row: row.index, column: position)
+                    guard let kind = self.columnKind(name) else { return cell.bytes == nil ? nil : .opaque }
+                    guard let value = ConditionValue.from(cell, as: kind) else { unreadable = true; return nil }
+                    return value
+                }
+                for query in candidates(for: record.id, values: value) {
+                    let matches: Bool
+                    if let position = serverPositions[query] {
+                        matches = try row.decode(Bool.self, at: position)
+                    } else if let condition = condition(of: query) {
+                        unreadable = false
+                        matches = condition.matches(value)
+                        if unreadable { mustRunWhole.insert(query); continue }
+                    } else {
+                        continue  // registered after the statement was made: its first run reads it
+                    }
+                    reads[query, default: ([], [])].checked.append(record.id)
+                    if matches { reads[query, default: ([], [])].matching.append(record.id) }
+                }
+            }
+        }
+        // Rows that are gone leave the queries that hold them.
+        for id in keys where rows[id] == nil {
+            for query in candidates(for: id, values: nil) { reads[query, default: ([], [])].checked.append(id) }
+        }
+        try await deliver(reads, rows: rows, keys: keys, readAs: number)
+        for query in mustRunWhole { self.mustRunWhole(query) }
+    }
+
+    /// Gives each query its read (the list first), then every row read to its live store —
+    /// matching or not, if one is held — and deletes the stores of rows that are gone; then
+    /// each query shows what its member stores hold.
+    private func deliver(_ reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])],
+                         rows: [R.ID: Committed<RecordContent<R>>], keys: [R.ID], readAs number: UInt64) async throws {
+        guard let repository else { return }
+        let matchingIDs = Array(Set(reads.values.flatMap(\.matching)))
+        let stores = try await repository.sharedStores(table, ids: matchingIDs, readAs: number) { ids in
+            ids.compactMap { id in rows[id].map { (id, $0) } }
+        }
+        let storeByID = Dictionary(stores.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var applied: [(LiveQueryStore<R>, QueryState<R>.Read)] = []
+        for (id, found) in reads {
+            guard let query = liveQuery(id) else { continue }
+            let matching: [(element: R, store: any MemberStore<R>)] = found.matching.compactMap { key in
+                guard let store = storeByID[key], let row = rows[key] else { return nil }
+                return (store.overlayingLocalEdits(on: row.value), store)
+            }
+            let read = QueryState<R>.Read(checked: found.checked, matching: matching)
+            query.apply(read)
+            record(id, checked: found.checked, matching: Set(matching.map(\.element.id)))
+            applied.append((query, read))
+        }
+        let others = keys.filter { storeByID[$0] == nil }
+        let held = repository.stores.withLock { stores in
+            others.map { (id: $0, store: stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.store as? LiveStore<RecordTable<R>>) }
+        }
+        QueryHandOver.run(by: self) {
+            for store in stores { store.applyRead(rows[store.id], sequence: number) }
+            for (id, store) in held { store?.applyRead(rows[id], sequence: number) }
+        }
+        for (query, read) in applied { query.mirror(read) }
+    }
+
+    /// The statement reading these rows, with a match column (named in `serverColumns`) for each
+    /// query the server checks; queries whose conditions could not join it (too many
+    /// parameters for one statement, a condition that cannot be renumbered) are `skipped`.
+    private func statement(_ ids: [R.ID]) throws -> (String, [SQLValue], serverColumns: [ObjectIdentifier: String], skipped: Set<ObjectIdentifier>) {
+        var values = try table.key.arrays(of: ids)
+        var select = [RowVersion.rowAndVersion]
+        var serverColumns: [ObjectIdentifier: String] = [:]
+        var skipped: Set<ObjectIdentifier> = []
+        for (position, (id, predicate)) in serverChecked().enumerated() {
+            guard let condition = predicate.condition, values.count + predicate.parameters.count < 60_000,
+                  let renumbered = ConditionLexer.renumbered(condition, by: values.count) else {
+                skipped.insert(id)
+                continue
+            }
+            let name = "live.server.\(position)"
+            select.append("(\(renumbered)) IS TRUE AS \(SQLIdentifier.quoted(name))")
+            serverColumns[id] = name
+            values += predicate.parameters
+        }
+        return ("SELECT \(select.joined(separator: ", ")) FROM \(table.quoted) WHERE \(table.key.isAny(parameter: 1))", values, serverColumns, skipped)
+    }
+
+    /// The kind a column's values are compared as here; nil for one only `IS NULL` reads.
+    private func columnKind(_ name: String) -> ConditionValue.Kind? {
+        columns[name]?.kind
+    }
+}

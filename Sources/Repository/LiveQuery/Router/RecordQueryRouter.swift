@@ -1,0 +1,138 @@
+import IdentifiedCollections
+
+/// The live queries over one record type's table, kept current together: an announced row is
+/// read once per batch, whatever the number of queries, and each query it may concern (see
+/// ``QueryRoutes``) is told whether it matches — decided in this process for conditions it can
+/// evaluate (``CompiledCondition``), by one statement for all the others. Reads run one at a
+/// time, in order: a query's whole runs (its first load, after an outage) go through the same
+/// loop, so no read overtakes another.
+final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where R.ID: Comparable {
+    // @unchecked: `routes` and `queries` are Locked values; the rest is immutable.
+    let table: RecordTable<R>
+    let columns: [String: CompiledCondition.Column]
+    /// Weak: the repository holds its routers; a loop that outlives it stops.
+    private(set) weak var repository: LiveRepository?
+    private let routes = Locked(QueryRoutes<R.ID>())
+    /// The queries, held weakly (a query lives while its handles do), with their conditions and
+    /// the first loads waiting for their run.
+    private let queries = Locked<[ObjectIdentifier: Entry]>([:])
+
+    private struct Entry {
+        weak var query: LiveQueryStore<R>?
+        let predicate: QueryPredicate
+        var load: CheckedContinuation<Void, any Error>?
+    }
+
+    init(table: RecordTable<R>, columns: [String: CompiledCondition.Column], repository: LiveRepository) {
+        self.table = table
+        self.columns = columns
+        self.repository = repository
+    }
+
+    /// Registers `query` (reading `predicate`) and waits for its first whole run.
+    func load(_ query: LiveQueryStore<R>, _ predicate: QueryPredicate) async throws {
+        let id = ObjectIdentifier(query)
+        let check: QueryRoutes<R.ID>.Check = predicate.condition.flatMap {
+            CompiledCondition.compile($0, parameters: predicate.parameters, columns: columns)
+        }.map { .here($0) } ?? (predicate.condition == nil ? .here(.always) : .server)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            queries.withLock { $0[id] = Entry(query: query, predicate: predicate, load: continuation) }
+            if routes.withLock({ $0.add(id, check) }) { startLoop() }
+        }
+    }
+
+    /// Rows of the table were announced.
+    func changed(_ keys: [ChangeKey]) {
+        let ids = keys.compactMap { table.key.id(from: $0, as: R.ID.self) }
+        if routes.withLock({ $0.announce(ids) }) { startLoop() }
+    }
+
+    /// Every query runs whole again.
+    func rerun() {
+        if routes.withLock({ $0.rerunAll() }) { startLoop() }
+    }
+
+    /// How many queries are registered (for tests and measurements).
+    var count: Int { routes.withLock { $0.checks.count } }
+
+    private func startLoop() {
+        Task { await loop() }
+    }
+
+    private func loop() async {
+        while let (fullRuns, keys) = routes.withLock({ $0.next() }) {
+            for id in fullRuns { await runWhole(id) }
+            guard !keys.isEmpty else { continue }
+            do {
+                try await route(keys)
+            } catch {
+                repository?.report(.refreshFailed(table: table.qualifiedName, error))
+            }
+        }
+    }
+
+    /// The query's own whole run; its first load's waiter, if any, hears how it went.
+    private func runWhole(_ id: ObjectIdentifier) async {
+        guard let query = liveQuery(id) else { return }
+        do {
+            try await query.refresh(nil)
+            routes.withLock { $0.record(id, checked: nil, matching: Set(query.elements.ids)) }
+            queries.withLock { $0[id]?.load }?.resume()
+        } catch {
+            if let load = queries.withLock({ $0[id]?.load }) {
+                queries.withLock { $0[id] = nil }
+                routes.withLock { $0.remove(id) }
+                return load.resume(throwing: error)
+            }
+            repository?.report(.refreshFailed(table: table.qualifiedName, error))
+        }
+        queries.withLock { $0[id]?.load = nil }
+    }
+
+    /// The query registered as `id`, or nil (and forgotten) when it is gone.
+    func liveQuery(_ id: ObjectIdentifier) -> LiveQueryStore<R>? {
+        if let query = queries.withLock({ $0[id]?.query }) { return query }
+        queries.withLock { $0[id] = nil }
+        routes.withLock { $0.remove(id) }
+        return nil
+    }
+
+    /// The predicates of the queries the server checks, in their order.
+    func serverChecked() -> [(id: ObjectIdentifier, predicate: QueryPredicate)] {
+        let ids = routes.withLock { $0.serverChecked }
+        return queries.withLock { queries in ids.compactMap { id in queries[id].map { (id, $0.predicate) } } }
+    }
+
+    /// The candidates for each row (see ``QueryRoutes/candidates(for:values:)``).
+    func candidates(for id: R.ID, values: ((String) -> ConditionValue?)?) -> Set<ObjectIdentifier> {
+        routes.withLock { $0.candidates(for: id, values: values) }
+    }
+
+    /// How `query` decides membership here (nil: the server does).
+    func condition(of query: ObjectIdentifier) -> CompiledCondition? {
+        routes.withLock { routes in
+            if case .here(let condition)? = routes.checks[query] { return condition }
+            return nil
+        }
+    }
+
+    /// After a query applied a read: who holds what.
+    func record(_ query: ObjectIdentifier, checked: [R.ID], matching: Set<R.ID>) {
+        routes.withLock { $0.record(query, checked: checked, matching: matching) }
+    }
+
+    /// A query that must run whole (a row's value could not be read for its condition).
+    func mustRunWhole(_ query: ObjectIdentifier) {
+        if routes.withLock({ $0.rerun(query) }) { startLoop() }
+    }
+}
+
+extension CompiledCondition {
+    /// No condition: every row matches.
+    static let always = CompiledCondition(root: .value(.constant(.boolean(true))), columns: [], equality: nil)
+}
+
+extension RecordQueryRouter: AnyLiveQuery {
+    var tableName: String { table.qualifiedName }
+    func follows(_ table: String) -> Bool { table == self.table.qualifiedName }
+}
