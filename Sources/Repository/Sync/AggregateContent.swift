@@ -110,6 +110,10 @@ enum AggregateContent<A: Aggregate>: SyncContent {
 
     static func rowVersion(_ version: Version) -> Int64 { version.root }
 
+    static func rowVersions(_ committed: Committed<Self>) -> [Int64] {
+        [committed.version.root] + committed.value.children.compactMap { committed.version.children[$0.id] }
+    }
+
     static func childVersion(forKey key: String, in version: Version) -> Int64? {
         version.children.first { LiveRepository.keyText($0.key) == key }?.value
     }

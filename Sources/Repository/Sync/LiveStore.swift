@@ -53,6 +53,8 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     var committed: (Committed<Content>, LiveState) { cell.inspect { ($0.committed, $0.lifecycle) } }
     /// The value handles show.
     var value: Value { cell.inspect { $0.value } }
+    /// The versions of the committed rows.
+    var committedVersion: CommittedVersion? { cell.inspect { CommittedVersion(rows: Content.rowVersions($0.committed)) } }
 
     /// `row` with this process's unsaved edits on top — or the row alone when they cannot be
     /// merged into it exactly: applying the row here fails those edits, reported, and shows

@@ -31,10 +31,18 @@ protocol SyncContent {
     /// The version of the child row with this key (as announcements spell it) held in
     /// `version`; nil when there is no such child (records have none).
     static func childVersion(forKey key: String, in version: Version) -> Int64?
+    /// The versions of the rows `committed` came from: its own row's, then its children's in
+    /// its order (``CommittedVersion/rows``).
+    static func rowVersions(_ committed: Committed<Self>) -> [Int64]
 }
 
 extension SyncContent {
     static func childVersion(forKey key: String, in version: Version) -> Int64? { nil }
+}
+
+extension SyncContent where Version == Int64 {
+    /// One row, one version (records).
+    static func rowVersions(_ committed: Committed<Self>) -> [Int64] { [committed.version] }
 }
 
 /// A committed state: a value as the database holds it, with its version.

@@ -4,6 +4,12 @@ protocol VarPersistence: AnyObject, Sendable {
     func save() async throws
     /// Whether the row behind the value still exists.
     var state: LiveState { get }
+    /// The version of the committed rows behind the value; nil when there is no one row set.
+    var committedVersion: CommittedVersion? { get }
+}
+
+extension VarPersistence {
+    var committedVersion: CommittedVersion? { nil }
 }
 
 /// Whether the row behind a live `Var` still exists.
