@@ -1,6 +1,6 @@
 // swift-tools-version:6.2
 // An HTTP server over live rows: the address book as JSON, writes through live handles, and
-// each person's changes — made by any process — streamed as Server-Sent Events.
+// changes — made by any process — streamed as Server-Sent Events.
 import PackageDescription
 
 let package = Package(
@@ -11,6 +11,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         .executableTarget(
@@ -21,6 +23,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

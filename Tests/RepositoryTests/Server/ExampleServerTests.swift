@@ -8,17 +8,6 @@ import Testing
 /// event stream. `.ci/run` builds the example first; without the build this suite does not run.
 @Suite("Example server", .enabled(if: ExampleServer.isBuilt))
 struct ExampleServerTests {
-    static let binary = ExampleServer.binary
-    static let curl = ExampleServer.curl
-
-    /// Runs curl with `arguments`; its standard output.
-    func curl(_ arguments: String...) throws -> String {
-        let child = try ChildProcess(Self.curl!, ["-s", "--max-time", "20"] + arguments, environment: [:])
-        let output = String(decoding: child.readOutput(), as: UTF8.self)
-        _ = child.wait()
-        return output
-    }
-
     @Test("GET, PATCH (200 and 409), Server-Sent Events of changes made elsewhere, 404, and a clean SIGTERM")
     func endToEnd() async throws {
         let database = try await TestServer.makeDatabase()
@@ -29,21 +18,21 @@ struct ExampleServerTests {
         let id = ada.value.id
         let port = try FreePort.find()
         let base = "http://127.0.0.1:\(port)"
-        let server = try ChildProcess(Self.binary, [], environment: ProcessInfo.processInfo.environment.merging(
+        let server = try ChildProcess(ExampleServer.binary, [], environment: ProcessInfo.processInfo.environment.merging(
             ["DATABASE_URL": url, "PORT": String(port), "LOG_LEVEL": "warning"]) { $1 })
         defer { if server.exitStatusIfExited() == nil { kill(server.pid, SIGKILL); _ = server.wait() } }
-        #expect(try await eventually(timeout: .seconds(60)) { try curl("\(base)/people").contains("Ada") })
+        #expect(try await eventually(timeout: .seconds(60)) { try ExampleServer.curl("\(base)/people").contains("Ada") })
 
-        let one = try JSONDecoder().decode(AddressBookKit.Person.self, from: Data(try curl("\(base)/people/\(id)").utf8))
+        let one = try JSONDecoder().decode(AddressBookKit.Person.self, from: Data(try ExampleServer.curl("\(base)/people/\(id)").utf8))
         #expect(one.name == "Ada" && one.addresses.map(\.street) == ["12 St James's Square"])
-        #expect(try curl("-o", "/dev/null", "-w", "%{http_code}", "\(base)/people/999999") == "404")
+        #expect(try ExampleServer.curl("-o", "/dev/null", "-w", "%{http_code}", "\(base)/people/999999") == "404")
 
-        let patched = try curl("-X", "PATCH", "-H", "Content-Type: application/json", "-d", #"{"name":"Ada Lovelace"}"#, "\(base)/people/\(id)")
+        let patched = try ExampleServer.curl("-X", "PATCH", "-H", "Content-Type: application/json", "-d", #"{"name":"Ada Lovelace"}"#, "\(base)/people/\(id)")
         #expect(patched.contains("Ada Lovelace"), "\(patched)")
         #expect(try await database.query("SELECT name FROM people WHERE id = $1", [id])[0].decode(String.self, at: 0) == "Ada Lovelace")
 
         // An open event stream hears a psql UPDATE and another process's edit.
-        let events = try ChildProcess(Self.curl!, ["-s", "-N", "\(base)/people/\(id)/events"], environment: [:])
+        let events = try ChildProcess(ExampleServer.curl!, ["-s", "-N", "\(base)/people/\(id)/events"], environment: [:])
         let lines = Recorder<String>()
         events.readOutputLines { lines.append($0) }
         defer { kill(events.pid, SIGKILL); _ = events.wait() }
@@ -60,7 +49,7 @@ struct ExampleServerTests {
         let outcome = try await locker.transaction { connection in
             try await connection.query("UPDATE people SET name = 'Augusta' WHERE id = $1", [id])
             // Waits for the lock until the transaction ends, after the wait below (slow under TSan).
-            let patch = try ChildProcess(Self.curl!, ["-s", "--max-time", "120", "-w", "\n%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
+            let patch = try ChildProcess(ExampleServer.curl!, ["-s", "--max-time", "120", "-w", "\n%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
                                                       "-d", #"{"name":"Ada King"}"#, "\(base)/people/\(id)"], environment: [:])
             let name = try await database.name()
             #expect(try await eventually {
@@ -79,12 +68,4 @@ struct ExampleServerTests {
         #expect(try await eventually { server.exitStatusIfExited() != nil })
         #expect(server.wait() == 0)
     }
-}
-
-/// Where the example server's build and curl are.
-enum ExampleServer {
-    static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Examples/LiveServer/.build/debug/LiveServer").path
-    static let curl = ["/usr/bin/curl", "/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    static var isBuilt: Bool { FileManager.default.isExecutableFile(atPath: binary) && curl != nil }
 }

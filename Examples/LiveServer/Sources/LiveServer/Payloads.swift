@@ -1,10 +1,19 @@
 import AddressBookKit
 import Foundation
 import Hummingbird
+import Repository
 
 /// `PATCH /people/{id}`'s body.
 struct PersonPatch: Decodable {
     var name: String
+
+    /// Throws a 400 for a name the address book should not hold.
+    func validate() throws {
+        if name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw HTTPError(.badRequest, message: "a name cannot be empty")
+        }
+        if name.count > 200 { throw HTTPError(.badRequest, message: "a name has at most 200 characters") }
+    }
 }
 
 /// A 409's body: the columns both writers changed, and both values.
@@ -16,9 +25,11 @@ struct Conflict: Encodable {
 }
 
 extension Response {
-    /// `value` as a JSON response.
-    static func json(_ value: some Encodable, status: HTTPResponse.Status) throws -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: try jsonText(value))))
+    /// `value` as a JSON response, tagged with `version` (`ETag`) when given.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status, version: CommittedVersion? = nil) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let version { headers[.eTag] = EntityTag.of(version) }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: try jsonText(value))))
     }
 
     /// `value` as one line of JSON.
@@ -30,3 +41,29 @@ extension Response {
 }
 
 extension Person: @retroactive ResponseEncodable {}
+
+/// `GET /people/events`'s `snapshot` event: everyone, in order.
+struct Snapshot: Encodable {
+    var people: [Person]
+}
+
+/// `GET /people/events`'s `changes` event: the people inserted or changed, in order, and the
+/// ids removed.
+struct ListChange: Encodable {
+    var people: [PlacedPerson]
+    var removed: [Int64]
+}
+
+/// A person and where they go: after the person with id `after` (nil: first).
+struct PlacedPerson: Encodable {
+    var after: Int64?
+    var person: Person
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(after, forKey: .after)   // null, not left out: "first"
+        try container.encode(person, forKey: .person)
+    }
+
+    private enum CodingKeys: String, CodingKey { case after, person }
+}

@@ -3,69 +3,48 @@
 //   DATABASE_URL=postgres://… PORT=8080 swift run LiveServer
 //
 //   GET   /people               everyone, ordered by name (JSON)
-//   GET   /people/{id}          one person (JSON)
+//   GET   /people/events        Server-Sent Events: the whole list, then one event per change
+//                               (the people changed, the ids removed); resumes from Last-Event-ID
+//   GET   /people/{id}          one person (JSON), with an ETag from their rows' versions
 //   PATCH /people/{id}          {"name": "…"}: written through a live handle; 409 with both
-//                               values when another writer changed the name first
+//                               values when another writer changed the name first; 412 with
+//                               the current value when If-Match names a version it moved on from
 //   GET   /people/{id}/events   Server-Sent Events: the person now, then every change by anyone
 //
+// Event streams send a comment every HEARTBEAT_SECONDS (15) and end when their client leaves.
 // The database, the repository and the HTTP server run in one ServiceGroup: SIGTERM or SIGINT
 // stops the server first, then the repository flushes pending writes, then the pool closes.
 import AddressBookKit
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import Repository
 import ServiceLifecycle
 
+let environment = ProcessInfo.processInfo.environment
 let logger = {
     var logger = Logger(label: "LiveServer")
-    logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+    logger.logLevel = environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
     return logger
 }()
+let heartbeat = Duration.seconds(environment["HEARTBEAT_SECONDS"].flatMap(Double.init) ?? 15)
 
 let database = Database(try .environment(), maximumConnections: 8, logger: logger)
 try await AddressBook.migrate(database)
 let book = AddressBook(database)
-let everyone = try await book.people()   // one live query, kept current for GET /people
+let everyone = try await book.people()   // one live query, kept current for GET /people and its events
+let feed = PeopleFeed(everyone)
 
 let router = Router()
 router.get("people") { _, _ in everyone.value.elements }
-router.get("people/:id") { _, context in try await person(context).value }
-router.patch("people/:id") { request, context -> Response in
-    let patch = try await request.decode(as: PersonPatch.self, context: context)
-    let handle = try await person(context)
-    handle[\.name].value = patch.name
-    do {
-        try await handle.save()
-        return try Response.json(handle.value, status: .ok)
-    } catch LiveRecordError.conflict(_, _, let columns, let ours, let theirs, _) {
-        let conflict = Conflict(columns: columns, ours: ours as? Person, theirs: theirs as? Person)
-        return try Response.json(conflict, status: .conflict)
-    }
+router.get("people/events") { request, _ in
+    let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.uri.queryParameters["since"].map(String.init)
+    return EventStream.response(to: request, feed.events(after: lastEventID).cancelOnGracefulShutdown(), heartbeat: heartbeat)
 }
-router.get("people/:id/events") { _, context -> Response in
-    let handle = try await person(context)
-    return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
-                    body: ResponseBody { writer in
-                        // The current value, then every change, until the client leaves or the server stops.
-                        for await value in handle.values.cancelOnGracefulShutdown() {
-                            try await writer.write(ByteBuffer(string: "event: person\ndata: \(Response.jsonText(value))\n\n"))
-                        }
-                        try await writer.finish(nil)
-                    })
-}
+PersonRoutes(book: book, heartbeat: heartbeat).add(to: router)
 
-/// The live handle onto the person the path names; 404 when there is none.
-@Sendable func person(_ context: some RequestContext) async throws -> Var<Person> {
-    let id = try context.parameters.require("id", as: Int64.self)
-    do {
-        return try await book.readPerson(id: id)
-    } catch AddressBookError.noSuchPerson {
-        throw HTTPError(.notFound, message: "no person has id \(id)")
-    }
-}
-
-let port = ProcessInfo.processInfo.environment["PORT"].flatMap(Int.init) ?? 8080
+let port = environment["PORT"].flatMap(Int.init) ?? 8080
 let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
                       onServerRunning: { _ in logger.info("listening", metadata: ["port": "\(port)"]) }, logger: logger)
 // Shut down in reverse order: the HTTP server, then the repository (flushing), then the pool.

@@ -1,0 +1,58 @@
+import Foundation
+import Hummingbird
+
+/// A response of Server-Sent Events that ends when its client leaves.
+///
+/// It writes `events` as they come and a comment every `heartbeat`, and ends when the events
+/// end (the server shuts down), when the client closes its side of the connection, or when a
+/// write fails — the heartbeat makes that happen even when nothing changes, also for a client
+/// that vanished without closing.
+///
+/// Hummingbird keeps a connection whose client half-closed it open, and a streaming response
+/// does not read from it: without watching the request's inbound side, a stream whose client
+/// left would stay in `CLOSE_WAIT`, holding its descriptor and its live handle, until a write
+/// to it failed.
+enum EventStream {
+    /// `events` (each one or more complete SSE fields ending in a blank line) as the response to
+    /// `request`.
+    static func response<Events: AsyncSequence<String, Never> & Sendable>(
+        to request: Request, _ events: Events, heartbeat: Duration
+    ) -> Response {
+        let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            // Cancelled when the client closes its side: the loops below end.
+            try await request.body.consumeWithCancellationOnInboundClose { _ in
+                try await stream(events, heartbeat: heartbeat, to: &writer)
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    /// Writes `events` and heartbeats until the events end, the task is cancelled, or a write fails.
+    private static func stream(_ events: some AsyncSequence<String, Never> & Sendable, heartbeat: Duration,
+                               to writer: inout some ResponseBodyWriter) async throws {
+        let (output, sink) = AsyncStream<String>.makeStream()
+        // Browsers reconnect a second after the stream breaks (a restart, a network blip).
+        sink.yield("retry: 1000\n\n")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events { sink.yield(event) }
+                sink.finish()
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: heartbeat)
+                    sink.yield(": heartbeat\n\n")
+                }
+            }
+            // A write that fails throws out of the group: the tasks above are cancelled.
+            for await text in output { try await writer.write(ByteBuffer(string: text)) }
+            group.cancelAll()
+        }
+    }
+
+    /// One event: `event: name`, `id:` when given, and `data` (one line of JSON).
+    static func event(_ name: String, id: String? = nil, data: String) -> String {
+        (id.map { "id: \($0)\n" } ?? "") + "event: \(name)\ndata: \(data)\n\n"
+    }
+}

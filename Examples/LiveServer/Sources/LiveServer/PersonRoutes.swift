@@ -1,0 +1,84 @@
+import AddressBookKit
+import Foundation
+import Hummingbird
+import Repository
+import ServiceLifecycle
+
+/// `/people/{id}`: one person as JSON, tagged with the version of their rows (`ETag`); `PATCH`
+/// renames them through a live handle, refused with 412 when `If-Match` names a version they
+/// have moved on from; `/people/{id}/events` streams every change of them.
+struct PersonRoutes: Sendable {
+    let book: AddressBook
+    let heartbeat: Duration
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("people/:id") { _, context in
+            let (value, version) = try await current(person(context))
+            return try Response.json(value, status: .ok, version: version)
+        }
+        router.patch("people/:id") { request, context in try await patch(request, context) }
+        router.get("people/:id/events") { request, context in
+            let values = try await person(context).values.cancelOnGracefulShutdown().map { value in
+                EventStream.event("person", data: (try? Response.jsonText(value)) ?? "{}")
+            }
+            return EventStream.response(to: request, values, heartbeat: heartbeat)
+        }
+    }
+
+    private func patch(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let patch = try await request.decode(as: PersonPatch.self, context: context)
+        try patch.validate()
+        let handle = try await person(context)
+        if let condition = request.headers[.ifMatch] {
+            let (value, version) = current(handle)
+            guard EntityTag.condition(condition, matches: version) else {
+                return try Response.json(value, status: .preconditionFailed, version: version)
+            }
+        }
+        handle[\.name].value = patch.name
+        do {
+            try await handle.save()
+            let (value, version) = current(handle)
+            return try Response.json(value, status: .ok, version: version)
+        } catch LiveRecordError.conflict(_, _, let columns, let ours, let theirs, _) {
+            let conflict = Conflict(columns: columns, ours: ours as? Person, theirs: theirs as? Person)
+            return try Response.json(conflict, status: .conflict)
+        }
+    }
+
+    /// The live handle onto the person the path names; 404 when there is none.
+    private func person(_ context: BasicRequestContext) async throws -> Var<Person> {
+        let id = try context.parameters.require("id", as: Int64.self)
+        do {
+            return try await book.readPerson(id: id)
+        } catch AddressBookError.noSuchPerson {
+            throw HTTPError(.notFound, message: "no person has id \(id)")
+        }
+    }
+
+    /// The handle's value and the version of the rows it came from, read as a pair (again if a
+    /// newer row arrived in between).
+    private func current(_ handle: Var<Person>) -> (Person, CommittedVersion?) {
+        while true {
+            let version = handle.committedVersion
+            let value = handle.value
+            if handle.committedVersion == version { return (value, version) }
+        }
+    }
+}
+
+/// Entity tags made of row versions.
+enum EntityTag {
+    /// The strong entity tag of `version`: `"7311.7302"`.
+    static func of(_ version: CommittedVersion) -> String { "\"\(version)\"" }
+
+    /// Whether an `If-Match` header value holds for `version` (`*`, or a list naming its tag;
+    /// a weak tag never matches, as RFC 9110 asks of `If-Match`).
+    static func condition(_ header: String, matches version: CommittedVersion?) -> Bool {
+        guard let version else { return false }
+        return header.split(separator: ",").contains {
+            let tag = $0.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == of(version)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+@testable import Repository
+
+/// A bare HTTP/1.1 client over one TCP connection to 127.0.0.1, reading a response as it
+/// streams: many event streams at once without a process each.
+final class StreamClient: @unchecked Sendable {
+    // @unchecked: used by one task at a time.
+    private var fd: Int32
+    private var received = Data()
+
+    /// Connects to `port`.
+    init(port: Int) throws {
+        #if canImport(Glibc)
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            let reason = String(cString: strerror(errno))
+            Foundation.close(fd)
+            throw TestSetupError("connect: \(reason)")
+        }
+    }
+
+    deinit { close() }
+
+    /// Sends `GET path` with `headers`.
+    func get(_ path: String, headers: [String: String] = [:]) throws {
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers.map { "\($0.key): \($0.value)\r\n" }.joined() + "\r\n"
+        let sent = request.utf8CString.withUnsafeBufferPointer { send(fd, $0.baseAddress, $0.count - 1, 0) }
+        guard sent == request.utf8.count else { throw TestSetupError("send failed") }
+    }
+
+    /// Everything received so far, once it contains `marker`; throws after `timeout`.
+    @discardableResult
+    func read(until marker: String, timeout: Duration = .seconds(20)) throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while !text.contains(marker) {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw TestSetupError("no \(marker.debugDescription) within \(timeout); got \(text.debugDescription)") }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1
+            guard poll(&poller, 1, milliseconds) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else { throw TestSetupError("the connection ended before \(marker.debugDescription); got \(text.debugDescription)") }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        return text
+    }
+
+    /// Everything received so far.
+    var text: String { String(decoding: received, as: UTF8.self) }
+
+    /// Forgets what was received.
+    func clear() { received = Data() }
+
+    /// Closes the connection (the server sees the client leave).
+    func close() {
+        guard fd >= 0 else { return }
+        Foundation.close(fd)
+        fd = -1
+    }
+}
