@@ -1,6 +1,6 @@
 // swift-tools-version:6.2
-// An HTTP server over live rows: the address book as JSON, writes through live handles, and
-// changes — made by any process — streamed as Server-Sent Events.
+// An HTTP server over live rows: the address book as JSON and as a live page, writes through
+// live handles, and changes — made by any process — streamed as Server-Sent Events.
 import PackageDescription
 
 let package = Package(
@@ -26,6 +26,7 @@ let package = Package(
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
+            resources: [.copy("Page")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ],

@@ -2,6 +2,7 @@
 //
 //   DATABASE_URL=postgres://… PORT=8080 swift run LiveServer
 //
+//   GET   /                     the address book as a live page (names editable in place)
 //   GET   /people               everyone, ordered by name (JSON)
 //   GET   /people/events        Server-Sent Events: the whole list, then one event per change
 //                               (the people changed, the ids removed); resumes from Last-Event-ID
@@ -35,8 +36,10 @@ try await AddressBook.migrate(database)
 let book = AddressBook(database)
 let everyone = try await book.people()   // one live query, kept current for GET /people and its events
 let feed = PeopleFeed(everyone)
+let page = try Page()
 
 let router = Router()
+router.get("/") { _, _ in page.response() }
 router.get("people") { _, _ in everyone.value.elements }
 router.get("people/events") { request, _ in
     let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.uri.queryParameters["since"].map(String.init)
