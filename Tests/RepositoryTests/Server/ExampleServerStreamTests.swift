@@ -24,7 +24,7 @@ struct ExampleServerStreamTests {
     @Test("GET /people/events: the whole list, then one event per change; Last-Event-ID gets only what was missed, or the whole list; heartbeats")
     func listEvents() async throws {
         let database = try await TestServer.makeDatabase()
-        try await AddressBook.migrations().migrate(database)
+        try await AddressBook.migrate(database)
         let book = AddressBook(database)
         let ada = try await book.addPerson(name: "Ada", streets: [])
         let grace = try await book.addPerson(name: "Grace", streets: ["Arlington"])
@@ -77,7 +77,7 @@ struct ExampleServerStreamTests {
     @Test("200 event streams whose clients leave are closed, on rows that never change: descriptors back to where they were")
     func abandonedStreams() async throws {
         let database = try await TestServer.makeDatabase()
-        try await AddressBook.migrations().migrate(database)
+        try await AddressBook.migrate(database)
         let ada = try await AddressBook(database).addPerson(name: "Ada", streets: [])
         let server = try await ExampleServerProcess(databaseURL: try await TestServer.connectionString(database: database.name()))
         /// Opens a stream on each path at once, and returns when each has its first event.

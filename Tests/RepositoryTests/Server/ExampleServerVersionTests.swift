@@ -46,7 +46,7 @@ struct ExampleServerVersionTests {
     @Test("GET sends the rows' versions as ETag; PATCH with If-Match writes when it matches, else 412 with the current value; 400 for an empty name")
     func entityTags() async throws {
         let database = try await TestServer.makeDatabase()
-        try await AddressBook.migrations().migrate(database)
+        try await AddressBook.migrate(database)
         let ada = try await AddressBook(database).addPerson(name: "Ada", streets: ["12 St James's Square", "Ockham Park"])
         let id = ada.value.id
         let server = try await ExampleServerProcess(databaseURL: try await TestServer.connectionString(database: database.name()))
