@@ -166,7 +166,7 @@ def main():
                 with urllib.request.urlopen(server.base + "/", timeout=10) as response:
                     policy, html = response.headers["Content-Security-Policy"], response.read().decode()
                 nonce = policy.split("script-src 'nonce-")[1].split("'")[0]
-                if f"style-src 'nonce-{nonce}'" not in policy or html.count(f'nonce="{nonce}"') != 2 or "{{nonce}}" in html:
+                if "default-src 'none'" not in policy or f"style-src 'nonce-{nonce}'" not in policy or html.count(f'nonce="{nonce}"') != 2 or "{{nonce}}" in html:
                     raise CheckFailed(f"the policy {policy!r} does not name the page's nonce")
                 nonces.append(nonce)
             if nonces[0] == nonces[1]:
@@ -181,15 +181,19 @@ def main():
             wait_until("page A says live", lambda: a.status() == "live", 10)
         check("the list renders, ordered by name, and says live", renders)
 
-        def appears(what, sql):
+        def appears(what, sql, highlighted=None):
             def body():
                 database.run(sql)
                 expected = database.people()
                 took = wait_until(what, lambda: a.shown() == expected, 2)
+                if highlighted and not a.driver.execute_script(
+                        f"return document.querySelector('li[data-id=\"{highlighted}\"]').classList.contains('changed')"):
+                    raise CheckFailed("the renamed row is not highlighted")
                 return f"{took:.2f} s after psql returned"
             return body
         ada = database.id_of("Ada Lovelace")
-        check("a psql UPDATE appears within 2 s", appears("the rename", f"UPDATE people SET name = 'Augusta Ada King' WHERE id = {ada}"))
+        check("a psql UPDATE appears within 2 s, highlighted",
+              appears("the rename", f"UPDATE people SET name = 'Augusta Ada King' WHERE id = {ada}", highlighted=ada))
         check("a psql INSERT appears within 2 s", appears("the new person", "INSERT INTO people (name) VALUES ('Barbara Liskov')"))
         check("a psql DELETE appears within 2 s", appears("the removal", "DELETE FROM people WHERE name = 'Alan Turing'"))
 
