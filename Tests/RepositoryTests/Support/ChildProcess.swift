@@ -11,6 +11,10 @@ final class ChildProcess: Sendable {
     /// Read ends of the child's standard output and standard error.
     private let output: Int32
     private let errors: Int32
+    /// The exit status once the child is reaped. After that its pid may belong to another
+    /// process (pids wrap around at 32768 here): asking waitpid again would say nothing of this
+    /// child, and a `kill` of the pid could hit a stranger.
+    private let reaped = Locked<Int32?>(nil)
 
     init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
         var outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1]
@@ -85,15 +89,24 @@ final class ChildProcess: Sendable {
 
     /// Waits for the child to exit and returns its exit status (128 + n if killed by signal n).
     func wait() -> Int32 {
+        if let status = reaped.withLock({ $0 }) { return status }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
-        return Self.exitStatus(status)
+        var result: pid_t
+        repeat { result = waitpid(pid, &status, 0) } while result == -1 && errno == EINTR
+        return result == pid ? reap(status) : reaped.withLock { $0 } ?? -1
     }
 
     /// The exit status if the child has exited, else nil.
     func exitStatusIfExited() -> Int32? {
+        if let status = reaped.withLock({ $0 }) { return status }
         var status: Int32 = 0
-        return waitpid(pid, &status, WNOHANG) == pid ? Self.exitStatus(status) : nil
+        return waitpid(pid, &status, WNOHANG) == pid ? reap(status) : reaped.withLock { $0 }
+    }
+
+    private func reap(_ status: Int32) -> Int32 {
+        let exit = Self.exitStatus(status)
+        reaped.withLock { $0 = exit }
+        return exit
     }
 
     private static func exitStatus(_ status: Int32) -> Int32 {

@@ -5,8 +5,8 @@ import Hummingbird
 ///
 /// It writes `events` as they come and a comment every `heartbeat`, and ends when the events
 /// end (the server shuts down), when the client closes its side of the connection, or when a
-/// write fails — the heartbeat makes that happen even when nothing changes, also for a client
-/// that vanished without closing.
+/// write fails — the heartbeat makes a write happen even when nothing changes, so a client that
+/// vanished without closing is noticed once TCP gives up on it (minutes, with Linux's defaults).
 ///
 /// Hummingbird keeps a connection whose client half-closed it open, and a streaming response
 /// does not read from it: without watching the request's inbound side, a stream whose client

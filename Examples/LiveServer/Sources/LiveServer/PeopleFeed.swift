@@ -38,9 +38,6 @@ final class PeopleFeed: Sendable {
         subscription.withLock { $0 = following }
     }
 
-    /// The streams following now.
-    var streamCount: Int { state.withLock { $0.streams.count } }
-
     /// The events for one client: what it lacks (after `lastEventID`, or the whole list), then
     /// every change. Ends when the consumer stops.
     func events(after lastEventID: String?) -> AsyncStream<String> {
