@@ -11,9 +11,19 @@ extension RecordQueryRouter {
         var mustRunWhole: Set<ObjectIdentifier> = []
         for start in stride(from: 0, to: keys.count, by: 1000) {
             let chunk = Array(keys[start..<min(start + 1000, keys.count)])
-            let (sql, values, serverColumns, skipped) = try statement(chunk)
+            var (sql, values, serverColumns, skipped) = try statement(chunk)
             mustRunWhole.formUnion(skipped)
-            let result = try await repository.database.query(sql, values)
+            let result: QueryResult
+            do {
+                result = try await repository.database.query(sql, values)
+            } catch let error as PostgresError where error.kind == .server && !serverColumns.isEmpty {
+                // One query's condition failed on some row (a division by zero, say): read the
+                // rows without the server's checks, and let those queries run whole, each on its
+                // own — only the one whose condition fails reports it.
+                mustRunWhole.formUnion(serverColumns.keys)
+                (sql, values, serverColumns, _) = try statement(chunk, serverChecks: false)
+                result = try await repository.database.query(sql, values)
+            }
             repository.reads.withLock { $0.queries += 1; $0.rows += result.count }
             repository.metrics.rowsReread.increment(by: result.count)
             guard !result.isEmpty else { continue }
@@ -90,12 +100,12 @@ extension RecordQueryRouter {
     /// The statement reading these rows, with a match column (named in `serverColumns`) for each
     /// query the server checks; queries whose conditions could not join it (too many
     /// parameters for one statement, a condition that cannot be renumbered) are `skipped`.
-    private func statement(_ ids: [R.ID]) throws -> (String, [SQLValue], serverColumns: [ObjectIdentifier: String], skipped: Set<ObjectIdentifier>) {
+    private func statement(_ ids: [R.ID], serverChecks: Bool = true) throws -> (String, [SQLValue], serverColumns: [ObjectIdentifier: String], skipped: Set<ObjectIdentifier>) {
         var values = try table.key.arrays(of: ids)
         var select = [RowVersion.rowAndVersion]
         var serverColumns: [ObjectIdentifier: String] = [:]
         var skipped: Set<ObjectIdentifier> = []
-        for (position, (id, predicate)) in serverChecked().enumerated() {
+        for (position, (id, predicate)) in (serverChecks ? serverChecked() : []).enumerated() {
             guard let condition = predicate.condition, values.count + predicate.parameters.count < 60_000,
                   let renumbered = ConditionLexer.renumbered(condition, by: values.count) else {
                 skipped.insert(id)

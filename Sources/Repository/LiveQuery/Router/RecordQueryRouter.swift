@@ -52,8 +52,10 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
         if routes.withLock({ $0.rerunAll() }) { startLoop() }
     }
 
-    /// How many queries are registered (for tests and measurements).
+    /// How many queries are registered, and how many of them the server checks (for tests and
+    /// measurements).
     var count: Int { routes.withLock { $0.checks.count } }
+    var serverCheckedCount: Int { routes.withLock { $0.serverChecked.count } }
 
     private func startLoop() {
         Task { await loop() }
