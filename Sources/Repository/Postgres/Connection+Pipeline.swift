@@ -13,8 +13,11 @@ extension Connection {
     ///
     /// When the connection is lost or stops answering, the statements still without an answer
     /// fail with ``PostgresError/Kind/connectionLost``: each may or may not have been applied.
-    /// - Throws: only when nothing was sent to run (the connection is closed, or was found lost
-    ///   before the batch went out), the error marked ``PostgresError/statementWasNotSent``.
+    /// - Throws: only when none of them ran: nothing was sent to run (the connection is closed,
+    ///   or was found lost before the batch went out), the error marked
+    ///   ``PostgresError/statementWasNotSent``; or the server ended the connection before
+    ///   starting the first (its `FATAL` answered the marker sent ahead of the batch, see
+    ///   ``executeMarked(_:_:_:_:)``), marked ``PostgresError/statementDidNotRun``.
     func pipeline(_ batch: [(sql: String, values: [SQLValue])]) async throws -> [Result<QueryResult, PostgresError>] {
         try await asStatement(nil) { try await runPipeline(batch) }
     }
@@ -78,6 +81,10 @@ extension Connection {
         var outcomes: [Result<QueryResult, PostgresError>] = []
         defer { noteStateAfterStatement(connection) }
         let bounded = sent.indices.dropLast()
+        guard PQsendDescribePrepared(pg, sent[0].name) == 1 else {
+            let failure = abandonPipeline(connection, sent[0].sql)
+            return sent.map { _ in .failure(failure) }
+        }
         for (index, statement) in sent.enumerated() {
             let guarded = !bounded.contains(index) || PQsendQueryParams(pg, Self.boundLockWaits, 0, nil, nil, nil, nil, 1) == 1
             let queued = guarded && statement.bound.withPointers { count, values, lengths, formats in
@@ -90,12 +97,23 @@ extension Connection {
                 return sent.map { _ in .failure(failure) }
             }
         }
+        // The marker's answer first: a proof that none of them ran is thrown.
+        let marker: PostgresError?
+        do {
+            marker = try await readMarker(connection, sent[0].sql)
+        } catch let error as PostgresError where error.statementDidNotRun {
+            throw error
+        } catch {
+            let failure = error as? PostgresError ?? abandonPipeline(connection, sent[0].sql)
+            return sent.map { _ in .failure(failure) }
+        }
         for (index, statement) in sent.enumerated() {
             do {
-                // The lock bound's own result first; if it failed, the statement was not run.
+                // The lock bound's own result first; if it (or the marker) failed, the statement was not run.
                 let bound = bounded.contains(index) ? try await collectResults(connection, Self.boundLockWaits) : nil
                 var outcome = try await collectResults(connection, statement.sql)
                 if case .failure(let error)? = bound { outcome = .failure(error) }
+                if index == 0, let marker { outcome = .failure(marker) }
                 guard let sync = try await nextResult(connection, statement.sql) else { throw abandonPipeline(connection, statement.sql) }
                 defer { PQclear(sync) }
                 guard PQresultStatus(sync) == PGRES_PIPELINE_SYNC else { throw abandonPipeline(connection, statement.sql) }
@@ -119,7 +137,7 @@ extension Connection {
     }
 
     /// Drops a connection whose pipeline went wrong: what it was answering is unknown.
-    private func abandonPipeline(_ connection: LibpqConnection, _ sql: String) -> PostgresError {
+    func abandonPipeline(_ connection: LibpqConnection, _ sql: String) -> PostgresError {
         var error = abandon(connection, sql)
         if PQstatus(connection.pointer) != CONNECTION_OK {
             error = lostOrFailed(connection.pointer, sql)

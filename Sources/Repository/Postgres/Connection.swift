@@ -22,9 +22,8 @@ public actor Connection {
     /// Waits for this connection's results.
     let poller: SocketPoller
 
-    /// Set by the pool when the connection goes idle: the next statement first checks that the
-    /// server has not closed the connection in the meantime.
-    nonisolated let needsLivenessCheck = Atomic<Bool>(false)
+    /// Whether the server ended the connection while it sat idle (the pool asks before reusing it).
+    nonisolated let idleCheck: IdleCheck
     /// Whether the connection is open and outside any transaction, so a pool may reuse it.
     nonisolated let isReusable = Atomic<Bool>(false)
     /// Set once the connection is found lost: the pool then checks its other idle connections.
@@ -35,7 +34,9 @@ public actor Connection {
     private init(configuration: ConnectionConfiguration, pg: OpaquePointer, poller: SocketPoller) {
         self.configuration = configuration
         self.poller = poller
-        handle = LibpqConnection(pg)
+        let handle = LibpqConnection(pg)
+        self.handle = handle
+        idleCheck = handle.idleCheck
         let connection = SocketPoller.Handed(pointer: pg), socket = PQsocket(pg)
         canceller.attach(pg) { stillRunning in poller.abandon(connection, socket: socket, if: stillRunning) }
         isReusable.store(true, ordering: .relaxed)
@@ -81,7 +82,14 @@ public actor Connection {
     /// ``query(_:_:)``.
     @discardableResult
     public nonisolated func query(_ sql: String, values: [SQLValue]) async throws -> QueryResult {
-        try await cancellable { ticket in try await self.run(sql, values: values, ticket: ticket) }
+        try await query(sql, values: values, marked: false)
+    }
+
+    /// Runs one statement; `marked`, behind a marker whose answer tells whether the server ended
+    /// the connection before starting it (see ``executeMarked(_:_:_:_:)``) — for a pool that
+    /// runs such a statement again elsewhere.
+    nonisolated func query(_ sql: String, values: [SQLValue], marked: Bool) async throws -> QueryResult {
+        try await cancellable { ticket in try await self.run(sql, values: values, marked: marked, ticket: ticket) }
     }
 
     /// Runs SQL text with no parameters through the simple protocol: several statements
@@ -127,8 +135,8 @@ public actor Connection {
         return try result.get()
     }
 
-    private func run(_ sql: String, values: [SQLValue], ticket: StatementCanceller.Ticket?) async throws -> QueryResult {
-        try await asStatement(ticket) { try await runPrepared(sql, values: values) }
+    private func run(_ sql: String, values: [SQLValue], marked: Bool, ticket: StatementCanceller.Ticket?) async throws -> QueryResult {
+        try await asStatement(ticket) { try await runPrepared(sql, values: values, marked: marked) }
     }
 
     private func runScript(_ sql: String, ticket: StatementCanceller.Ticket?) async throws -> QueryResult {
@@ -145,22 +153,30 @@ public actor Connection {
         _ = try? await runScript("ROLLBACK", ticket: nil)
     }
 
-    func runPrepared(_ sql: String, values: [SQLValue]) async throws -> QueryResult {
+    func runPrepared(_ sql: String, values: [SQLValue], marked: Bool = false) async throws -> QueryResult {
         try SQLText.refuseNUL(sql)
         let connection = try liveConnection(for: sql)
         let bound = try BoundParameters(values, statement: sql)
         do {
-            return try await executePrepared(connection, sql, bound)
+            return try await executePrepared(connection, sql, bound, marked: marked)
         } catch let error as PostgresError where PreparedStatements.isStale(error) && PQtransactionStatus(connection.pointer) == PQTRANS_IDLE {
             // The server forgot or invalidated the statement (DISCARD ALL, a schema change):
             // prepare it again, once. Outside a transaction nothing was applied.
             statements.forget(sql)
-            return try await executePrepared(connection, sql, bound)
+            return try await executePrepared(connection, sql, bound, marked: marked)
         }
     }
 
-    private func executePrepared(_ connection: LibpqConnection, _ sql: String, _ bound: BoundParameters) async throws -> QueryResult {
-        let name = try await preparedName(connection, sql)
+    private func executePrepared(_ connection: LibpqConnection, _ sql: String, _ bound: BoundParameters, marked: Bool) async throws -> QueryResult {
+        let name: String
+        do {
+            name = try await preparedName(connection, sql)
+        } catch var error as PostgresError where error.kind == .connectionLost {
+            // Only preparing (or deallocating) was under way: the statement did not run.
+            error.endedBeforeStatement = true
+            throw error
+        }
+        if marked { return try await executeMarked(connection, sql, name, bound) }
         return try await command(connection, sql) { pg in
             bound.withPointers { count, values, lengths, formats in
                 PQsendQueryPrepared(pg, name, count, values, lengths, formats, 1)
@@ -180,28 +196,10 @@ public actor Connection {
         return name
     }
 
-    /// The open connection, after checking (when the pool asked for it) that the server did not
-    /// close it while it sat idle.
+    /// The open connection.
     func liveConnection(for sql: String) throws -> LibpqConnection {
         guard let connection = handle else { throw PostgresError(.closed, "the connection is closed", statement: sql) }
-        if needsLivenessCheck.exchange(false, ordering: .relaxed), !Self.isAlive(connection.pointer) {
-            isReusable.store(false, ordering: .relaxed)
-            wasLost.store(true, ordering: .relaxed)
-            var error = PostgresError(.connectionLost, "the server closed the connection while it was idle", statement: sql)
-            error.statementWasNotSent = true
-            throw error
-        }
         return connection
-    }
-
-    private static func isAlive(_ pg: OpaquePointer) -> Bool {
-        var descriptor = pollfd(fd: PQsocket(pg), events: Int16(POLLIN), revents: 0)
-        // Nothing should arrive on an idle connection; anything readable is a termination
-        // message, then EOF — which libpq notices only on the read after the message.
-        for _ in 0..<4 where poll(&descriptor, 1, 0) > 0 {
-            if PQconsumeInput(pg) == 0 { return false }
-        }
-        return PQstatus(pg) == CONNECTION_OK
     }
 
     /// Sends one command with `send` (a `PQsend…` call), waits for its results without blocking
@@ -274,6 +272,11 @@ public actor Connection {
 /// Owns a `PGconn`: whoever drops the last reference closes it.
 final class LibpqConnection {
     let pointer: OpaquePointer
-    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    /// Held as long as the `PGconn`: libpq's notice receiver points to it.
+    let idleCheck: IdleCheck
+    init(_ pointer: OpaquePointer) {
+        self.pointer = pointer
+        idleCheck = IdleCheck(pointer)
+    }
     deinit { PQfinish(pointer) }
 }

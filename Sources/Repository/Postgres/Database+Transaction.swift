@@ -9,14 +9,36 @@ extension Database {
     /// }
     /// ```
     ///
-    /// Cancelling the task cancels the running statement and rolls back. When the connection
-    /// turns out lost before `BEGIN` was sent, the transaction runs on a newly opened one.
+    /// Cancelling the task cancels the running statement and rolls back.
+    ///
+    /// When the connection is lost while `BEGIN` runs — the server ended it while it sat idle
+    /// in the pool, say — nothing of the transaction has happened and `body` has not been
+    /// called: it all runs on another connection. Once `BEGIN` has succeeded, nothing is run
+    /// again: when the server ends the connection during `body` (a statement answered with
+    /// `terminating connection due to administrator command`, SQLSTATE `57P01`, or any other
+    /// loss), that statement throws ``PostgresError/Kind/connectionLost``, the server rolls
+    /// the transaction back, and the error reaches the caller — whether to run `body` again is
+    /// for the caller to decide, knowing what it does besides its statements. The same goes for
+    /// `COMMIT`, which may or may not have committed when its answer is lost.
     @discardableResult
     public func transaction<T>(_ body: (Connection) async throws -> T) async throws -> T {
-        try await retryingUnsent {
-            try await withConnection { connection in
-                try await connection.transaction(body)
+        let connection = try await retryingUnrun {
+            let connection = try await acquire()
+            do {
+                try await connection.begin()
+                return connection
+            } catch {
+                release(connection)
+                throw error
             }
+        }
+        do {
+            let result = try await connection.runAndCommit(body)
+            release(connection)
+            return result
+        } catch {
+            release(connection)
+            throw error
         }
     }
 }
@@ -26,7 +48,23 @@ extension Connection {
     /// when it throws (and rethrows the original error) — also when the task was cancelled.
     @discardableResult
     public nonisolated func transaction<T>(_ body: (Connection) async throws -> T) async throws -> T {
-        try await execute(script: "BEGIN")
+        try await begin()
+        return try await runAndCommit(body)
+    }
+
+    /// Sends `BEGIN`. `BEGIN` changes nothing by itself: lost, it is marked
+    /// ``PostgresError/statementDidNotRun``, whether or not the server ran it.
+    nonisolated func begin() async throws {
+        do {
+            try await execute(script: "BEGIN")
+        } catch var error as PostgresError where error.kind == .connectionLost {
+            error.endedBeforeStatement = true
+            throw error
+        }
+    }
+
+    /// Runs `body` in the transaction `BEGIN` started, then commits; rolls back when it throws.
+    nonisolated func runAndCommit<T>(_ body: (Connection) async throws -> T) async throws -> T {
         let result: T
         do {
             result = try await body(self)

@@ -76,14 +76,20 @@ public final class Database: Sendable {
     /// Runs one statement on a pooled connection. Cancelling the task cancels the statement
     /// on the server (see ``Connection/query(_:_:)``).
     ///
-    /// When the connection turns out to have been closed by the server while idle (a restart,
-    /// `pg_terminate_backend`), the statement — which was never sent — runs on a newly opened one.
+    /// When the server ended the connection before the statement started (a restart, a
+    /// failover, `pg_terminate_backend`, `idle_session_timeout`), the statement runs again on
+    /// another connection. That is known for sure, or not at all: an idle connection the server
+    /// already closed is not handed out; and a marker sent just ahead of the statement is
+    /// answered by the server's `FATAL` only if the server ended before reading the statement
+    /// (see ``PostgresError/statementDidNotRun``). A statement that may have started — the
+    /// connection lost while it ran, or with no answer at all — is never run again: the error
+    /// is thrown.
     @discardableResult
     public func query(_ sql: String, _ parameters: [any SQLValueConvertible] = []) async throws -> QueryResult {
         let values = parameters.map(\.sqlValue)
         let start = ContinuousClock.now
         do {
-            let result = try await retryingUnsent { try await withConnection { try await $0.query(sql, values: values) } }
+            let result = try await retryingUnrun { try await withConnection { try await $0.query(sql, values: values, marked: true) } }
             metrics.statementDuration.recordSince(start)
             return result
         } catch {
@@ -92,13 +98,21 @@ public final class Database: Sendable {
         }
     }
 
-    /// Runs `body`; if its first statement found its connection lost before sending anything,
-    /// runs it again on a newly opened connection (the idle ones were dropped with it).
-    func retryingUnsent<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as PostgresError where error.kind == .connectionLost && error.statementWasNotSent {
-            return try await body()
+    /// Runs `body` — which takes a connection of the pool and runs one statement (or a batch, or
+    /// `BEGIN`) — and again, on another connection, while it fails with a lost connection
+    /// whose statement certainly did not run (``PostgresError/statementDidNotRun``); three
+    /// attempts at most. The first loss drops the pool's idle connections, so the next attempt
+    /// usually opens a new one.
+    func retryingUnrun<T>(_ body: () async throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await body()
+            } catch let error as PostgresError where error.kind == .connectionLost && error.statementDidNotRun && attempt < 3 {
+                attempt += 1
+                logger.info("the connection was lost before the statement ran; running it on another connection",
+                            metadata: ["reason": "\(error.message)", "sqlstate": "\(error.sqlState ?? "none")"])
+            }
         }
     }
 
@@ -124,11 +138,24 @@ public final class Database: Sendable {
 
     // MARK: - Checking connections out and in
 
-    private func acquire() async throws -> Connection {
+    /// A connection of the pool, newly opened or one the server has not ended while it sat
+    /// idle (``IdleCheck``: no round trip); return it with ``release(_:)``.
+    func acquire() async throws -> Connection {
+        while true {
+            let (connection, isNew) = try await checkOut()
+            if isNew || connection.idleCheck.looksOpen { return connection }
+            logger.debug("dropped an idle connection the server had closed", metadata: ["server": "\(configuration)"])
+            connection.isReusable.store(false, ordering: .relaxed)
+            release(connection)
+        }
+    }
+
+    /// A pooled connection, or one opened in a free slot (`isNew`).
+    private func checkOut() async throws -> (connection: Connection, isNew: Bool) {
         // Fast path: an idle connection, with no continuation or cancellation handler.
         if let idle = pool.withLock({ $0.isClosed ? nil : $0.takeIdle(idleTimeout: idleTimeout) }) {
             recordPool()
-            return idle
+            return (idle, false)
         }
         let start = ContinuousClock.now
         defer {
@@ -150,10 +177,10 @@ public final class Database: Sendable {
             pool.withLock { $0.removeWaiter(id) }?.resume(throwing: CancellationError())
         }
         if let granted {
-            return granted
+            return (granted, false)
         }
         do {
-            return try await Connection.connect(configuration)
+            return (try await Connection.connect(configuration), true)
         } catch {
             // The slot we reserved is free again: let a waiter try to open it.
             pool.withLock { $0.returnSlot() }?.resume(returning: nil)
@@ -161,9 +188,8 @@ public final class Database: Sendable {
         }
     }
 
-    private func release(_ connection: Connection) {
+    func release(_ connection: Connection) {
         let reusable = connection.isReusable.load(ordering: .relaxed)
-        if reusable { connection.needsLivenessCheck.store(true, ordering: .relaxed) }
         let lost = connection.wasLost.load(ordering: .relaxed)
         let handOff = pool.withLock { state in
             // A lost connection: the idle ones were most likely lost with it (a restart).
@@ -197,98 +223,5 @@ extension Database: Service {
         }
         close()
         logger.debug("pool closed", metadata: ["server": "\(configuration)"])
-    }
-}
-
-/// The pool's bookkeeping, only ever touched under its lock.
-private struct PoolState {
-    struct Waiter {
-        let id: Int
-        let continuation: CheckedContinuation<Connection?, any Error>
-    }
-
-    enum CheckOut {
-        /// Fail with this error, or with `CancellationError` when nil.
-        case use(Connection), open, wait, fail((any Error)?)
-    }
-
-    enum CheckIn {
-        /// Resume this waiter with the connection, or with nil: "open one yourself".
-        case toWaiter(CheckedContinuation<Connection?, any Error>, Connection?)
-        case none
-    }
-
-    /// Idle connections, the most recently used last.
-    var idle: [(connection: Connection, since: ContinuousClock.Instant)] = []
-    var openCount = 0
-    var waiters: [Waiter] = []
-    var nextWaiterID = 0
-    var isClosed = false
-
-    /// The most recently used idle connection, after closing those idle for longer than `idleTimeout`.
-    mutating func takeIdle(idleTimeout: Duration) -> Connection? {
-        dropExpired(idleTimeout: idleTimeout)
-        return idle.popLast()?.connection
-    }
-
-    /// Closes the connections idle for longer than `idleTimeout`; how many.
-    @discardableResult
-    mutating func dropExpired(idleTimeout: Duration) -> Int {
-        let now = ContinuousClock.now
-        let expired = idle.prefix { now - $0.since > idleTimeout }.count
-        if expired > 0 {
-            // No task waits while connections are idle, so no waiter needs the freed slots.
-            idle.removeFirst(expired)
-            openCount -= expired
-        }
-        return expired
-    }
-
-    /// Drops every idle connection (they close when released).
-    mutating func dropIdle() {
-        openCount -= idle.count
-        idle.removeAll()
-    }
-
-    mutating func checkOut(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, limit: Int) -> CheckOut {
-        if isClosed { return .fail(PostgresError(.closed, "the database pool is closed")) }
-        if let connection = idle.popLast()?.connection { return .use(connection) }
-        if openCount < limit {
-            openCount += 1
-            return .open
-        }
-        // Cancellation sets the flag before running the cancel handler, which takes this lock:
-        // checking here means a waiter cancelled before it queued is never left behind.
-        if Task.isCancelled { return .fail(nil) }
-        waiters.append(Waiter(id: id, continuation: continuation))
-        return .wait
-    }
-
-    mutating func checkIn(_ connection: Connection?) -> CheckIn {
-        guard let connection, !isClosed else {
-            // Broken or closing: the connection goes, its slot frees up.
-            openCount -= 1
-            return returnSlotToWaiter()
-        }
-        if !waiters.isEmpty { return .toWaiter(waiters.removeFirst().continuation, connection) }
-        idle.append((connection, ContinuousClock.now))
-        return .none
-    }
-
-    mutating func returnSlot() -> CheckedContinuation<Connection?, any Error>? {
-        openCount -= 1
-        if case .toWaiter(let waiter, _) = returnSlotToWaiter() { return waiter }
-        return nil
-    }
-
-    private mutating func returnSlotToWaiter() -> CheckIn {
-        guard !isClosed, !waiters.isEmpty else { return .none }
-        openCount += 1
-        return .toWaiter(waiters.removeFirst().continuation, nil)
-    }
-
-    mutating func removeWaiter(_ id: Int) -> CheckedContinuation<Connection?, any Error>? {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
-        return waiters.remove(at: index).continuation
     }
 }

@@ -42,6 +42,16 @@ public struct PostgresError: Error, Sendable, Hashable {
     /// Whether the statement certainly never reached the server, so running it again cannot
     /// apply it twice.
     public var statementWasNotSent: Bool = false
+    /// Whether nothing the statement does took effect, so running it again cannot apply it twice:
+    /// it never reached the server (``statementWasNotSent``); or the server ended the connection
+    /// before starting it — a backend told to end (`pg_terminate_backend`, a shutdown,
+    /// `idle_session_timeout`) answered what was sent ahead of the statement with its `FATAL`;
+    /// or it is a `BEGIN`, which changes nothing by itself, on a connection that was lost.
+    public var statementDidNotRun: Bool { statementWasNotSent || endedBeforeStatement }
+    /// The server ended the connection before the statement started, or the statement is a lost `BEGIN`.
+    var endedBeforeStatement = false
+    /// The server function that raised the error (`R`), to tell the backend's own errors apart.
+    var routine: String?
 
     /// Creates an error of `kind` with `message`.
     public init(_ kind: Kind, _ message: String, statement: String? = nil) {

@@ -46,6 +46,7 @@ enum ResultReader {
         error.table = field("t")
         error.column = field("c")
         error.constraint = field("n")
+        error.routine = field("R")
         return error
     }
 }

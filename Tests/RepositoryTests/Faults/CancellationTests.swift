@@ -130,29 +130,29 @@ struct CancellationTests {
 
     @Test("a cancelled statement is given up also when the cancel request itself cannot get through (a stopped server)")
     func cancelWhenTheServerIsStopped() async throws {
-        let server = try await LocalServer.start(.throwaway)
-        defer { Task { try? await server.stop() } }
-        let connection = try await Connection.connect(server.configuration)
-        let backend = try await connection.query("SELECT pg_backend_pid()")[0].decode(Int32.self, at: 0)
-        let postmaster = try #require(server.processID)
-        let (task, outcome) = startRecordingOutcome { _ = try await connection.query("SELECT pg_sleep(600)") }
-        let observer = try await Connection.connect(server.configuration)
-        #expect(try await eventually(timeout: .seconds(60)) {
-            try await !observer.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = 'active'", [backend]).isEmpty
-        })
-        // The whole server stops: the cancel request's connection is accepted by the kernel and
-        // then never answered, so PQcancel blocks.
-        kill(postmaster, SIGSTOP)
-        kill(backend, SIGSTOP)
-        defer {
-            kill(backend, SIGCONT)
-            kill(postmaster, SIGCONT)
+        try await LocalServer.withThrowaway { server in
+            let connection = try await Connection.connect(server.configuration)
+            let backend = try await connection.query("SELECT pg_backend_pid()")[0].decode(Int32.self, at: 0)
+            let postmaster = try #require(server.processID)
+            let (task, outcome) = startRecordingOutcome { _ = try await connection.query("SELECT pg_sleep(600)") }
+            let observer = try await Connection.connect(server.configuration)
+            #expect(try await eventually(timeout: .seconds(60)) {
+                try await !observer.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = 'active'", [backend]).isEmpty
+            })
+            // The whole server stops: the cancel request's connection is accepted by the kernel and
+            // then never answered, so PQcancel blocks.
+            kill(postmaster, SIGSTOP)
+            kill(backend, SIGSTOP)
+            defer {
+                kill(backend, SIGCONT)
+                kill(postmaster, SIGCONT)
+            }
+            task.cancel()
+            let ended = try await eventually(timeout: .seconds(60)) { outcome.withLock { $0 != nil } }
+            #expect(ended, "the cancelled task still waits for a server that does not answer")
+            let error = outcome.withLock { $0 ?? nil }
+            #expect(error is CancellationError, "ended with \(String(describing: error))")
         }
-        task.cancel()
-        let ended = try await eventually(timeout: .seconds(60)) { outcome.withLock { $0 != nil } }
-        #expect(ended, "the cancelled task still waits for a server that does not answer")
-        let error = outcome.withLock { $0 ?? nil }
-        #expect(error is CancellationError, "ended with \(String(describing: error))")
     }
 
     @Test("a cancelled COMMIT that is given up says the transaction may have committed, not that it was cancelled")

@@ -12,48 +12,48 @@ struct PartitionTests {
     func silentPartition() async throws {
         let partition = try Partition()
         defer { partition.remove() }
-        let server = try await LocalServer.start(.throwaway, tcpPort: 0, tcpAddress: partition.serverAddress)
-        defer { Task { try? await server.stop() } }
-        let admin = Database(server.configuration, maximumConnections: 1)
-        try await admin.query("ALTER ROLE postgres PASSWORD 'partition-pw'")
-        try await migrateProject(admin)
-        try await admin.query("CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, version bigint NOT NULL DEFAULT 1)")
-        try await admin.query("SELECT live.enable_change_notifications('contacts')")
-        try await admin.query("INSERT INTO contacts (id, name) VALUES (1, 'before')")
+        try await LocalServer.withThrowaway(tcpPort: 0, tcpAddress: partition.serverAddress) { server in
+            let admin = Database(server.configuration, maximumConnections: 1)
+            try await admin.query("ALTER ROLE postgres PASSWORD 'partition-pw'")
+            try await migrateProject(admin)
+            try await admin.query("CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, version bigint NOT NULL DEFAULT 1)")
+            try await admin.query("SELECT live.enable_change_notifications('contacts')")
+            try await admin.query("INSERT INTO contacts (id, name) VALUES (1, 'before')")
 
-        let url = "host=\(partition.serverAddress) port=\(server.port) user=postgres password=partition-pw dbname=postgres"
-        let worker = try partition.run(ConvergenceRun.worker, ["follow", "1"], environment: ["DATABASE_URL": url])
-        let lines = Recorder<(at: ContinuousClock.Instant, line: String)>()
-        worker.readOutputLines { lines.append((ContinuousClock.now, $0)) }
-        defer { kill(worker.pid, SIGKILL); _ = worker.wait() }
-        guard try await eventually(timeout: .seconds(30), { lines.all.contains { $0.line == "ready" } }) else {
-            kill(worker.pid, SIGKILL)
-            Issue.record("the worker did not start: \(String(decoding: worker.readErrors(), as: UTF8.self))")
-            return
+            let url = "host=\(partition.serverAddress) port=\(server.port) user=postgres password=partition-pw dbname=postgres"
+            let worker = try partition.run(ConvergenceRun.worker, ["follow", "1"], environment: ["DATABASE_URL": url])
+            let lines = Recorder<(at: ContinuousClock.Instant, line: String)>()
+            worker.readOutputLines { lines.append((ContinuousClock.now, $0)) }
+            defer { kill(worker.pid, SIGKILL); _ = worker.wait() }
+            guard try await eventually(timeout: .seconds(30), { lines.all.contains { $0.line == "ready" } }) else {
+                kill(worker.pid, SIGKILL)
+                Issue.record("the worker did not start: \(String(decoding: worker.readErrors(), as: UTF8.self))")
+                return
+            }
+
+            // A long partition: noticed, reported, and healed.
+            try partition.cut()
+            let cut = ContinuousClock.now
+            try await admin.query("UPDATE contacts SET name = 'during' WHERE id = 1")
+            #expect(try await eventually(timeout: .seconds(40)) { lines.all.contains { $0.line.contains("lost its connection") } })
+            let noticed = lines.all.first { $0.line.contains("lost its connection") }.map { $0.at - cut }
+            try partition.heal()
+            let healed = ContinuousClock.now
+            #expect(try await eventually(timeout: .seconds(30)) { lines.all.contains { $0.line == "value during" } })
+            let converged = lines.all.first { $0.line == "value during" }.map { $0.at - healed }
+
+            // A short one (5 s: the scenario's length, not a wait for an event).
+            try partition.cut()
+            try await admin.query("UPDATE contacts SET name = 'short' WHERE id = 1")
+            try await Task.sleep(for: .seconds(5))
+            try partition.heal()
+            let shortHealed = ContinuousClock.now
+            #expect(try await eventually(timeout: .seconds(30)) { lines.all.contains { $0.line == "value short" } })
+            let shortConverged = lines.all.first { $0.line == "value short" }.map { $0.at - shortHealed }
+            print("partition: reported \(noticed.map { "\($0)" } ?? "never") after the cut; converged \(converged.map { "\($0)" } ?? "never") after the heal; a 5 s partition converged \(shortConverged.map { "\($0)" } ?? "never") after its heal")
+            #expect(noticed.map { $0 <= .seconds(30) } == true)
+            admin.close()
         }
-
-        // A long partition: noticed, reported, and healed.
-        try partition.cut()
-        let cut = ContinuousClock.now
-        try await admin.query("UPDATE contacts SET name = 'during' WHERE id = 1")
-        #expect(try await eventually(timeout: .seconds(40)) { lines.all.contains { $0.line.contains("lost its connection") } })
-        let noticed = lines.all.first { $0.line.contains("lost its connection") }.map { $0.at - cut }
-        try partition.heal()
-        let healed = ContinuousClock.now
-        #expect(try await eventually(timeout: .seconds(30)) { lines.all.contains { $0.line == "value during" } })
-        let converged = lines.all.first { $0.line == "value during" }.map { $0.at - healed }
-
-        // A short one (5 s: the scenario's length, not a wait for an event).
-        try partition.cut()
-        try await admin.query("UPDATE contacts SET name = 'short' WHERE id = 1")
-        try await Task.sleep(for: .seconds(5))
-        try partition.heal()
-        let shortHealed = ContinuousClock.now
-        #expect(try await eventually(timeout: .seconds(30)) { lines.all.contains { $0.line == "value short" } })
-        let shortConverged = lines.all.first { $0.line == "value short" }.map { $0.at - shortHealed }
-        print("partition: reported \(noticed.map { "\($0)" } ?? "never") after the cut; converged \(converged.map { "\($0)" } ?? "never") after the heal; a 5 s partition converged \(shortConverged.map { "\($0)" } ?? "never") after its heal")
-        #expect(noticed.map { $0 <= .seconds(30) } == true)
-        admin.close()
     }
 }
 

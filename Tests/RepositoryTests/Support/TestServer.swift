@@ -70,3 +70,23 @@ func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -
     }
     return try await condition()
 }
+
+extension LocalServer {
+    /// Runs `body` with a throwaway server of its own, then stops the server — also when `body`
+    /// throws — and waits for the stop. A stop left running in a task of its own may still be
+    /// starting `pg_ctl` when the test process exits: swift-subprocess then drops the spawn it
+    /// had queued, and the runtime reports a continuation leaked by `runOnBackgroundThread(_:)`.
+    static func withThrowaway<T>(tcpPort: Int? = nil, tcpAddress: String = "127.0.0.1",
+                                 _ body: (LocalServer) async throws -> T) async throws -> T {
+        let server = try await LocalServer.start(.throwaway, tcpPort: tcpPort, tcpAddress: tcpAddress)
+        let result: T
+        do {
+            result = try await body(server)
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+        try await server.stop()
+        return result
+    }
+}

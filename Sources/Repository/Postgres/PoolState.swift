@@ -1,0 +1,92 @@
+/// The pool's bookkeeping, only ever touched under its lock.
+struct PoolState {
+    struct Waiter {
+        let id: Int
+        let continuation: CheckedContinuation<Connection?, any Error>
+    }
+
+    enum CheckOut {
+        /// Fail with this error, or with `CancellationError` when nil.
+        case use(Connection), open, wait, fail((any Error)?)
+    }
+
+    enum CheckIn {
+        /// Resume this waiter with the connection, or with nil: "open one yourself".
+        case toWaiter(CheckedContinuation<Connection?, any Error>, Connection?)
+        case none
+    }
+
+    /// Idle connections, the most recently used last.
+    var idle: [(connection: Connection, since: ContinuousClock.Instant)] = []
+    var openCount = 0
+    var waiters: [Waiter] = []
+    var nextWaiterID = 0
+    var isClosed = false
+
+    /// The most recently used idle connection, after closing those idle for longer than `idleTimeout`.
+    mutating func takeIdle(idleTimeout: Duration) -> Connection? {
+        dropExpired(idleTimeout: idleTimeout)
+        return idle.popLast()?.connection
+    }
+
+    /// Closes the connections idle for longer than `idleTimeout`; how many.
+    @discardableResult
+    mutating func dropExpired(idleTimeout: Duration) -> Int {
+        let now = ContinuousClock.now
+        let expired = idle.prefix { now - $0.since > idleTimeout }.count
+        if expired > 0 {
+            // No task waits while connections are idle, so no waiter needs the freed slots.
+            idle.removeFirst(expired)
+            openCount -= expired
+        }
+        return expired
+    }
+
+    /// Drops every idle connection (they close when released).
+    mutating func dropIdle() {
+        openCount -= idle.count
+        idle.removeAll()
+    }
+
+    mutating func checkOut(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, limit: Int) -> CheckOut {
+        if isClosed { return .fail(PostgresError(.closed, "the database pool is closed")) }
+        if let connection = idle.popLast()?.connection { return .use(connection) }
+        if openCount < limit {
+            openCount += 1
+            return .open
+        }
+        // Cancellation sets the flag before running the cancel handler, which takes this lock:
+        // checking here means a waiter cancelled before it queued is never left behind.
+        if Task.isCancelled { return .fail(nil) }
+        waiters.append(Waiter(id: id, continuation: continuation))
+        return .wait
+    }
+
+    mutating func checkIn(_ connection: Connection?) -> CheckIn {
+        guard let connection, !isClosed else {
+            // Broken or closing: the connection goes, its slot frees up.
+            openCount -= 1
+            return returnSlotToWaiter()
+        }
+        if !waiters.isEmpty { return .toWaiter(waiters.removeFirst().continuation, connection) }
+        idle.append((connection, ContinuousClock.now))
+        return .none
+    }
+
+    mutating func returnSlot() -> CheckedContinuation<Connection?, any Error>? {
+        openCount -= 1
+        if case .toWaiter(let waiter, _) = returnSlotToWaiter() { return waiter }
+        return nil
+    }
+
+    private mutating func returnSlotToWaiter() -> CheckIn {
+        guard !isClosed, !waiters.isEmpty else { return .none }
+        openCount += 1
+        return .toWaiter(waiters.removeFirst().continuation, nil)
+    }
+
+    mutating func removeWaiter(_ id: Int) -> CheckedContinuation<Connection?, any Error>? {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+        return waiters.remove(at: index).continuation
+    }
+}
