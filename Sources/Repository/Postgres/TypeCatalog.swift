@@ -48,8 +48,8 @@ final class TypeCatalog: Sendable {
 
     /// nil when every column's type is known here by OID; else the OIDs still to look up.
     func missing(in result: QueryResult) -> [UInt32]? {
+        guard result.columns.contains(where: { !PostgresType.isKnown($0.type.rawValue) }) else { return nil }
         let unknown = result.columns.map(\.type.rawValue).filter { !PostgresType.isKnown($0) }
-        guard !unknown.isEmpty else { return nil }
         return known.withLock { known in Set(unknown.filter { known[$0] == nil }).sorted() }
     }
 
