@@ -74,10 +74,7 @@ public struct PostgresInet: Sendable, Hashable, Codable, CustomStringConvertible
     }
 
     /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
 extension PostgresInet: SQLValueConvertible {

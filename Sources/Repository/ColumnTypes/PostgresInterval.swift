@@ -86,10 +86,7 @@ public struct PostgresInterval: Sendable, Hashable, Codable, CustomStringConvert
     }
 
     /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
 extension PostgresInterval: SQLValueConvertible {

@@ -36,10 +36,7 @@ public struct PostgresPoint: Sendable, Hashable, Codable, CustomStringConvertibl
     }
 
     /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
 extension PostgresPoint: SQLValueConvertible {

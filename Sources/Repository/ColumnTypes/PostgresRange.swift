@@ -105,10 +105,7 @@ public struct PostgresRange<Bound: PostgresRangeBound>: Sendable, Hashable, Coda
     }
 
     /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
 extension PostgresRange: SQLValueConvertible {

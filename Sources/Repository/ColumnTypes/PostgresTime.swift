@@ -35,10 +35,7 @@ public struct PostgresTime: Sendable, Hashable, Comparable, Codable, CustomStrin
     }
 
     /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
 extension PostgresTime: SQLValueConvertible {
@@ -96,10 +93,7 @@ public struct PostgresTimeTZ: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
 extension PostgresTimeTZ: SQLValueConvertible {
@@ -127,4 +121,10 @@ func decodeText<T: LosslessStringConvertible>(_: T.Type, from decoder: any Decod
         throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a PostgreSQL \(name): \(text)")
     }
     return value
+}
+
+/// A library column type's PostgreSQL text into an `Encoder` (JSON).
+func encodeText(_ text: String, to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    try container.encode(text)
 }

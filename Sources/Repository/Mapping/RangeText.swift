@@ -56,16 +56,7 @@ enum RangeText {
     }
 
     /// A bound's text, quoted when PostgreSQL would quote it.
-    static func bound(_ text: String) -> String {
-        let special: Set<Character> = ["\"", "\\", "(", ")", "[", "]", ","]
-        guard text.isEmpty || text.contains(where: { special.contains($0) || $0.isPostgresSpace }) else { return text }
-        var quoted = "\""
-        for character in text {
-            if character == "\"" || character == "\\" { quoted.append(character) }
-            quoted.append(character)
-        }
-        return quoted + "\""
-    }
+    static func bound(_ text: String) -> String { quotedDoubling(text, specials: ["\"", "\\", "(", ")", "[", "]", ","]) }
 
     /// A range's text as its endpoints' texts (nil: unbounded); `.some(nil)` for `empty`; nil if malformed.
     static func parse(_ text: String) -> ((text: String?, inclusive: Bool), (text: String?, inclusive: Bool))?? {

@@ -22,14 +22,17 @@ enum RecordText {
         return "(" + fields.joined(separator: ",") + ")"
     }
 
-    private static func quoted(_ text: String) -> String {
-        let special: Set<Character> = ["\"", "\\", "(", ")", ","]
-        guard text.isEmpty || text.contains(where: { special.contains($0) || $0.isPostgresSpace }) else { return text }
-        var quoted = "\""
-        for character in text {
-            if character == "\"" || character == "\\" { quoted.append(character) }
-            quoted.append(character)
-        }
-        return quoted + "\""
+    private static func quoted(_ text: String) -> String { quotedDoubling(text, specials: ["\"", "\\", "(", ")", ","]) }
+}
+
+/// `text` in double quotes, its quotes and backslashes doubled, when it is empty or holds one of
+/// `specials` or white space — how PostgreSQL quotes a record's fields and a range's bounds.
+func quotedDoubling(_ text: String, specials: Set<Character>) -> String {
+    guard text.isEmpty || text.contains(where: { specials.contains($0) || $0.isPostgresSpace }) else { return text }
+    var quoted = "\""
+    for character in text {
+        if character == "\"" || character == "\\" { quoted.append(character) }
+        quoted.append(character)
     }
+    return quoted + "\""
 }
