@@ -57,16 +57,18 @@ struct AggregateTable<A: Aggregate>: Sendable {
     }
 
     /// Writes `changes` (from `base` to `edited`) on `connection`, which must be in a transaction.
+    /// Every row written is decoded before the transaction commits: one the aggregate's types
+    /// cannot hold (a trigger, a padded `char(n)`) throws, and the write rolls back.
     /// - Throws: ``VersionConflict`` when the root or an edited child moved on.
     func write(_ changes: AggregateChanges<A>, of edited: A, base: Committed<AggregateContent<A>>, on connection: Connection) async throws {
         if !changes.rootProperties.isEmpty || changes.isStructural {
             // A structural change writes the root row too (a new xmin), so concurrent structural edits conflict.
             let (sql, parameters) = try root.updateStatement(edited.root, id: base.value.root.id, properties: changes.rootProperties, expectedVersion: base.version.root)
-            guard try await connection.query(sql, values: parameters).count == 1 else { throw VersionConflict() }
+            guard try RecordTable<A.Root>.decode(await connection.query(sql, values: parameters)).count == 1 else { throw VersionConflict() }
         }
         for (edited, properties) in changes.updated {
             let (sql, parameters) = try child.updateStatement(edited, id: edited.id, properties: properties, expectedVersion: base.version.children[edited.id] ?? 0)
-            guard try await connection.query(sql, values: parameters).count == 1 else { throw VersionConflict() }
+            guard try RecordTable<A.Child>.decode(await connection.query(sql, values: parameters)).count == 1 else { throw VersionConflict() }
         }
         let parentID = edited.id.sqlValue
         if !changes.removed.isEmpty {
@@ -82,8 +84,9 @@ struct AggregateTable<A: Aggregate>: Sendable {
             let columns = try RecordColumns(new).values.filter { $0.column != "version" }
             let names = columns.map { SQLIdentifier.quoted($0.column) } + [parent, position]
             let placeholders = (1...names.count).map { "$\($0)" }.joined(separator: ", ")
-            try await connection.query("INSERT INTO \(child.quoted) (\(names.joined(separator: ", "))) VALUES (\(placeholders))",
-                                       values: columns.map(\.value) + [parentID, .text(String(index))])
+            _ = try RecordTable<A.Child>.decode(await connection.query(
+                "INSERT INTO \(child.quoted) (\(names.joined(separator: ", "))) VALUES (\(placeholders)) RETURNING \(RowVersion.rowAndVersion)",
+                values: columns.map(\.value) + [parentID, .text(String(index))]))
         }
     }
 }

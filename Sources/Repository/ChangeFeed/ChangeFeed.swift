@@ -44,9 +44,17 @@ public final class ChangeFeed: Sendable {
     ///   - maximumBackoff: the longest wait between reconnection attempts.
     ///   - logger: receives outages (`.warning`), ignored notifications (`.info`, a few lines per
     ///     five seconds at most) and connections (`.debug`); by default, nothing is logged.
-    public init(_ configuration: ConnectionConfiguration, channel: String = ChangeFeed.defaultChannel,
-                pingInterval: Duration = .seconds(10), statementDeadline: Duration = .seconds(10), maximumBackoff: Duration = .seconds(2),
-                logger: Logger = Logger(label: "swift-live-postgres", factory: { _ in SwiftLogNoOpLogHandler() })) {
+    public convenience init(_ configuration: ConnectionConfiguration, channel: String = ChangeFeed.defaultChannel,
+                            pingInterval: Duration = .seconds(10), statementDeadline: Duration = .seconds(10), maximumBackoff: Duration = .seconds(2),
+                            logger: Logger = Logger(label: "swift-live-postgres", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        self.init(configuration, channel: channel, pingInterval: pingInterval, statementDeadline: statementDeadline,
+                  maximumBackoff: maximumBackoff, logger: logger, types: TypeCatalog())
+    }
+
+    /// The same, sharing `types` with a pool over the same database (its re-reads' types).
+    init(_ configuration: ConnectionConfiguration, channel: String = ChangeFeed.defaultChannel,
+         pingInterval: Duration = .seconds(10), statementDeadline: Duration = .seconds(10), maximumBackoff: Duration = .seconds(2),
+         logger: Logger = Logger(label: "swift-live-postgres", factory: { _ in SwiftLogNoOpLogHandler() }), types: TypeCatalog) {
         self.channel = channel
         // Recognizable in pg_stat_activity, apart from the pool's connections.
         var named = configuration
@@ -64,7 +72,7 @@ public final class ChangeFeed: Sendable {
             // The loop, and the connection it owns, live and die on this thread.
             ListenLoop(configuration: configuration, channel: channel, pingInterval: pingInterval, statementDeadline: statementDeadline,
                        maximumBackoff: maximumBackoff, logger: logger, emit: { continuation.yield($0) },
-                       wakeUp: wakeUpRead, isStopping: isStopping, reader: reader).run()
+                       wakeUp: wakeUpRead, isStopping: isStopping, reader: reader, types: types).run()
             continuation.finish()
         }
         thread.name = "change feed \(channel)"

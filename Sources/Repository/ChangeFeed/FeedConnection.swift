@@ -9,10 +9,13 @@ final class FeedConnection {
     private let redact: @Sendable (String) -> String
     /// Statements prepared on this connection.
     private var prepared: [String: String] = [:]
+    /// The database's types not known here by OID (the pool's, when a live repository listens).
+    private let types: TypeCatalog
 
     /// Connects and listens on `channel` (blocking; libpq's `connect_timeout` bounds it).
-    init(_ configuration: ConnectionConfiguration, channel: String, deadline: Duration) throws {
+    init(_ configuration: ConnectionConfiguration, channel: String, deadline: Duration, types: TypeCatalog) throws {
         pg = try openLibpqConnection(configuration)
+        self.types = types
         redact = { configuration.redact($0) }
         do {
             _ = try run("LISTEN \(SQLIdentifier.quoted(channel))", deadline: deadline) { PQsendQuery($0, "LISTEN \(SQLIdentifier.quoted(channel))") }
@@ -34,7 +37,12 @@ final class FeedConnection {
     }
 
     /// Runs a statement with parameters, prepared once per connection, within `deadline`.
+    /// Its columns' types are described (see ``TypeCatalog``), looked up here if need be.
     func query(_ sql: String, _ values: [SQLValue], deadline: Duration) throws -> QueryResult {
+        types.describing(try prepared(sql, values, deadline: deadline)) { try prepared($0, $1, deadline: deadline) }
+    }
+
+    private func prepared(_ sql: String, _ values: [SQLValue], deadline: Duration) throws -> QueryResult {
         let bound = try BoundParameters(values, statement: sql)
         let name = try preparedName(sql, deadline: deadline)
         return try run(sql, deadline: deadline) { pg in

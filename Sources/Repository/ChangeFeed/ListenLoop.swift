@@ -15,6 +15,7 @@ final class ListenLoop {
     private let wakeUp: Int32
     private let isStopping: Locked<Bool>
     private let reader: WeakChangeFeedReader
+    private let types: TypeCatalog
 
     private var connection: FeedConnection?
     private var hasConnected = false
@@ -24,7 +25,8 @@ final class ListenLoop {
 
     init(configuration: ConnectionConfiguration, channel: String, pingInterval: Duration, statementDeadline: Duration,
          maximumBackoff: Duration, logger: Logger, emit: @escaping @Sendable (ChangeFeedEvent) -> Void, wakeUp: Int32,
-         isStopping: Locked<Bool>, reader: WeakChangeFeedReader) {
+         isStopping: Locked<Bool>, reader: WeakChangeFeedReader, types: TypeCatalog) {
+        self.types = types
         self.configuration = configuration
         self.channel = channel
         self.pingInterval = pingInterval
@@ -69,7 +71,7 @@ final class ListenLoop {
 
     private func connect() -> Bool {
         do {
-            connection = try FeedConnection(configuration, channel: channel, deadline: statementDeadline)
+            connection = try FeedConnection(configuration, channel: channel, deadline: statementDeadline, types: types)
         } catch {
             reportOutage(error as? PostgresError ?? PostgresError(.connectionFailed, "\(error)"))
             return false

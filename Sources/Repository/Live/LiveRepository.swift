@@ -112,7 +112,7 @@ public final class LiveRepository: Sendable {
         }
         self.report = report
         context = LiveContext(sequence: sequence, policy: conflictPolicy, report: report, metrics: metrics)
-        feed = ChangeFeed(database.configuration, channel: channel, logger: logger)
+        feed = ChangeFeed(database.configuration, channel: channel, logger: logger, types: database.types)
         let events = feed.events
         defer { feed.reader.set(self) }  // announced rows are re-read on the feed's thread
         listener.withLock {

@@ -17,12 +17,16 @@ struct RecordTable<R: Record>: Sendable {
     /// the first that this role may update and that is neither generated nor an identity
     /// column only DEFAULT may be assigned to, key columns last (nil when there is none).
     let touchColumn: String?
+    /// Where the server may store something other than what a write sends (see ``StoredRewrites``).
+    let rewrites: StoredRewrites
 
-    init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String, key: TableKey, touchColumn: String?) {
+    init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String, key: TableKey, touchColumn: String?,
+         rewrites: StoredRewrites = StoredRewrites()) {
         self.database = database
         self.reads = reads
         self.key = key
         self.touchColumn = touchColumn
+        self.rewrites = rewrites
         qualifiedName = schema + "." + name
         quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
         selectOne = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.equals(parameter: 1))"
@@ -36,14 +40,17 @@ struct RecordTable<R: Record>: Sendable {
             SELECT n.nspname, c.relname, c.oid::int8, (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0
                 AND NOT a.attisdropped AND a.attgenerated = '' AND a.attidentity <> 'a'
                 AND has_column_privilege(c.oid, a.attnum, 'UPDATE')
-                ORDER BY a.attnum = ANY(coalesce((SELECT i.indkey::int2[] FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), '{}')), a.attnum LIMIT 1)
+                ORDER BY a.attnum = ANY(coalesce((SELECT i.indkey::int2[] FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), '{}')), a.attnum LIMIT 1),
+            \(StoredRewrites.columns), \(StoredRewrites.wholeRow)
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass
             """, [R.tableName])[0]
         let (schema, name) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
         let key = try await TableKey.resolve(try row.decode(Int64.self, at: 2), table: schema + "." + name, declared: R.primaryKey,
                                              naming: R.columnNaming) { try await database.query($0, $1) }
         RecordKeyColumns.record(key.columns, for: R.self)
-        return RecordTable(database: database, reads: reads, schema: schema, name: name, key: key, touchColumn: try row.decode(String?.self, at: 3))
+        let rewrites = StoredRewrites(columns: Set(try row.decode([String].self, at: 4)), wholeRow: try row.decode(Bool.self, at: 5))
+        return RecordTable(database: database, reads: reads, schema: schema, name: name, key: key,
+                           touchColumn: try row.decode(String?.self, at: 3), rewrites: rewrites)
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
@@ -72,15 +79,7 @@ struct RecordTable<R: Record>: Sendable {
         }
     }
 
-    /// Writes `properties` of `value` if the row with key `id` is still at `version`; nil if it
-    /// is not (or is gone). The row then has a new version: the writing transaction's.
-    /// Writes of many live values at once go out together (see ``Database/pipelined(_:_:)``).
-    func update(_ value: R, id: R.ID, properties: Set<String>, expectedVersion version: Int64) async throws -> (record: R, version: Int64)? {
-        let (sql, parameters) = try updateStatement(value, id: id, properties: properties, expectedVersion: version)
-        return try Self.decode(await database.pipelined(sql, parameters)).first
-    }
-
-    /// The conditional `UPDATE … RETURNING *` behind ``update(_:id:properties:expectedVersion:)``.
+    /// The conditional `UPDATE … RETURNING *` of a write (see ``write(_:id:)``).
     /// With no properties it sets ``touchColumn`` to itself: the row gets a new version all the same.
     func updateStatement(_ value: R, id: R.ID, properties: Set<String>, expectedVersion version: Int64) throws -> (String, [SQLValue]) {
         let columns = try RecordColumns(value).values.filter { properties.contains($0.property) }
@@ -117,15 +116,6 @@ extension RecordTable: LiveTable {
 
     func read(_ ids: [R.ID], using query: FeedQuery) throws -> [(id: R.ID, committed: Committed<RecordContent<R>>)] {
         try fetch(ids, using: query).map { ($0.record.id, Committed(value: $0.record, version: $0.version)) }
-    }
-
-    /// One `UPDATE … SET <the written fields> WHERE <key> = $1 AND xmin = $2 RETURNING *`.
-    func write(_ write: SyncState<RecordContent<R>>.Write, id: R.ID) async throws -> WriteOutcome<RecordContent<R>> {
-        guard !write.fields.isEmpty else { return .unchanged }
-        guard let row = try await update(write.snapshot, id: id, properties: write.fields, expectedVersion: write.base.version) else {
-            return .conflict
-        }
-        return .written(Committed(value: row.record, version: row.version))
     }
 }
 

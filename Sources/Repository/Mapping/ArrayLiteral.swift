@@ -1,16 +1,61 @@
-/// PostgreSQL's text syntax for one-dimensional arrays: `{"a","b \"quoted\"",NULL}`.
+/// PostgreSQL's text syntax for arrays: `{"a","b \"quoted\"",NULL}`, and nested for more
+/// dimensions, `{{"1","2"},{"3","4"}}`.
 enum ArrayLiteral {
-    static func string(from elements: [SQLValue]) -> String {
-        var literal = "{"
-        for (index, element) in elements.enumerated() {
-            if index > 0 { literal += "," }
-            switch element {
-            case .null: literal += "NULL"
-            case .text(let text): appendQuoted(text, to: &literal)
-            case .bytes(let bytes): appendQuoted(#"\x"# + hex(bytes), to: &literal)
+    /// An array's elements, or a scalar.
+    indirect enum Node {
+        case scalar(SQLValue)
+        case array([Node])
+    }
+
+    static func string(from elements: [SQLValue]) -> String { string(.array(elements.map(Node.scalar))) }
+
+    static func string(_ node: Node) -> String {
+        var literal = ""
+        append(node, to: &literal)
+        return literal
+    }
+
+    private static func append(_ node: Node, to literal: inout String) {
+        switch node {
+        case .scalar(.null): literal += "NULL"
+        case .scalar(.text(let text)): appendQuoted(text, to: &literal)
+        case .scalar(.bytes(let bytes)): appendQuoted(#"\x"# + TextForm.hex(bytes), to: &literal)
+        case .array(let elements):
+            literal += "{"
+            for (index, element) in elements.enumerated() {
+                if index > 0 { literal += "," }
+                append(element, to: &literal)
             }
+            literal += "}"
         }
-        return literal + "}"
+    }
+
+    /// Refuses what PostgreSQL cannot hold as the same array: sub-arrays of different lengths
+    /// or depths (its arrays are rectangular), a NULL sub-array, an empty sub-array (it would
+    /// read back as an empty array of one dimension).
+    static func checkRectangular(_ node: Node) throws(ArrayShapeError) {
+        func isArray(_ node: Node) -> Bool { if case .array = node { true } else { false } }
+        func shape(_ node: Node, _ path: String) throws(ArrayShapeError) -> [Int] {
+            guard case .array(let elements) = node else { return [] }
+            let nested = elements.contains(where: isArray)
+            var inner: [Int]?
+            for (index, element) in elements.enumerated() {
+                let elementPath = path + "[\(index)]"
+                if nested, !isArray(element) {
+                    throw ArrayShapeError(description: "\(elementPath) is nil where a sub-array belongs: a PostgreSQL array has no NULL sub-arrays")
+                }
+                if case .array(let children) = element, children.isEmpty {
+                    throw ArrayShapeError(description: "\(elementPath) is empty: a PostgreSQL array has no empty sub-arrays (it would read back as [])")
+                }
+                let found = try shape(element, elementPath)
+                if let inner, inner != found {
+                    throw ArrayShapeError(description: "\(elementPath) has \(found.map(String.init).joined(separator: "×")) elements where \(path)[0] has \(inner.map(String.init).joined(separator: "×")): PostgreSQL's arrays are rectangular")
+                }
+                inner = found
+            }
+            return [elements.count] + (inner ?? [])
+        }
+        _ = try shape(node, "")
     }
 
     private static func appendQuoted(_ text: String, to literal: inout String) {
@@ -21,15 +66,20 @@ enum ArrayLiteral {
         }
         literal += "\""
     }
+}
 
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
+/// A nested array that PostgreSQL cannot hold as it is.
+struct ArrayShapeError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// An array that can be one level of a PostgreSQL array literal.
+protocol ArrayLiteralConvertible {
+    var arrayNode: ArrayLiteral.Node { get }
+}
+
+extension Array: ArrayLiteralConvertible where Element: SQLValueConvertible {
+    var arrayNode: ArrayLiteral.Node {
+        .array(map { ($0 as? any ArrayLiteralConvertible)?.arrayNode ?? .scalar($0.sqlValue) })
     }
 }

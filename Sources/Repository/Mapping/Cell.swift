@@ -15,8 +15,8 @@ struct Cell {
         return bytes
     }
 
-    /// Decodes as `T`: Foundation types directly, `json`/`jsonb` through JSON, anything else
-    /// through its `Decodable` conformance over this cell.
+    /// Decodes as `T`: Foundation types and the library's column types directly, `json`/`jsonb`
+    /// through JSON, anything else through its `Decodable` conformance over this cell.
     func decode<T: Decodable>(_: T.Type) throws -> T {
         switch T.self {
         case is Date.Type: return try decodeDate() as! T
@@ -25,30 +25,30 @@ struct Cell {
         case is Decimal.Type: return try decodeDecimal() as! T
         default: break
         }
+        if let columnType = T.self as? any CellDecodable.Type, bytes != nil {
+            return try columnType.init(cell: self) as! T
+        }
         if (type == .jsonb || type == .json), T.self != String.self, let bytes {
             do {
-                return try JSONCoding.decoder.decode(T.self, from: Data(jsonText(bytes).utf8))
+                return try JSONCoding.decoder.decode(T.self, from: Data(jsonBytes(bytes)))
             } catch {
                 throw self.error(T.self, .invalidData(String(describing: error)))
             }
         }
-        return try T(from: CellDecoder(cell: self))
-    }
-
-    private func jsonText(_ bytes: ArraySlice<UInt8>) -> String {
-        // jsonb's binary form is a version byte (1) followed by the JSON text.
-        String(decoding: type == .jsonb ? bytes.dropFirst() : bytes, as: UTF8.self)
-    }
-
-    func decodeString() throws -> String {
-        let bytes = try nonNull(String.self)
-        switch type {
-        case _ where type.isTextual: return String(decoding: bytes, as: UTF8.self)
-        case .jsonb: return jsonText(bytes)
-        case .uuid: return try decodeUUID().uuidString.lowercased()
-        case .numeric: return try numericText(String.self)
-        default: throw error(String.self, .typeMismatch)
+        do {
+            return try T(from: CellDecoder(cell: self))
+        } catch DecodingError.dataCorrupted where T.self is any RawRepresentable.Type {
+            // An enum without a case for the value: name the value, the PostgreSQL type and the Swift type.
+            let value = (try? decodeString()).map { "\"\($0)\"" } ?? "the value"
+            throw error(T.self, .invalidData("\(value) is not a raw value of \(T.self)"))
         }
+    }
+
+    /// The JSON text of a `json`/`jsonb` value: jsonb's version byte dropped, and a `json`
+    /// object's repeated keys reduced to the last, as PostgreSQL's JSON functions read them.
+    func jsonBytes(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        // jsonb's binary form is a version byte (1) followed by the JSON text.
+        type == .jsonb ? Array(bytes.dropFirst()) : JSONLastKeyWins.apply(Array(bytes))
     }
 
     func decodeBool() throws -> Bool {
@@ -67,7 +67,8 @@ struct Cell {
         case (.int8, 8): wide = try reader.read(Int64.self)
         case (.oid, 4), (.xid, 4): wide = Int64(try reader.read(UInt32.self))
         case (.numeric, _):
-            guard let value = T(try numericText(T.self)) else { throw error(T.self, .outOfRange) }
+            let text = try numericText(T.self)
+            guard let integer = DecimalValue(text)?.integerText, let value = T(integer) else { throw error(T.self, .outOfRange) }
             return value
         default: throw error(T.self, .typeMismatch)
         }
@@ -75,94 +76,55 @@ struct Cell {
         return value
     }
 
+    /// A `Double`, refusing a value it cannot hold exactly (a numeric with more digits than a
+    /// double keeps, an integer past 2^53) rather than rounding it.
     func decodeDouble() throws -> Double {
         let bytes = try nonNull(Double.self)
         var reader = BinaryReader(bytes)
         switch (type, bytes.count) {
         case (.float8, 8): return Double(bitPattern: try reader.read(UInt64.self))
         case (.float4, 4): return Double(Float(bitPattern: try reader.read(UInt32.self)))
-        case (.int2, _), (.int4, _), (.int8, _): return Double(try decodeInteger(Int64.self))
+        case (.int2, _), (.int4, _), (.int8, _):
+            guard let value = Double(exactly: try decodeInteger(Int64.self)) else { throw error(Double.self, .outOfRange) }
+            return value
         case (.numeric, _):
-            guard let value = Double(try numericText(Double.self)) else { throw error(Double.self, .outOfRange) }
+            let text = try numericText(Double.self)
+            switch text {
+            case "NaN": return .nan
+            case "Infinity": return .infinity
+            case "-Infinity": return -.infinity
+            default: break
+            }
+            guard let value = Double(text), value.isFinite, DecimalValue(text) == DecimalValue(value.description) else {
+                throw error(Double.self, .invalidData("\(text) has more digits than a Double holds; read it as Decimal or String"))
+            }
             return value
         default: throw error(Double.self, .typeMismatch)
         }
     }
 
-    func decodeDate() throws -> Date {
-        var reader = BinaryReader(try nonNull(Date.self))
-        switch type {
-        case .timestamptz, .timestamp:
-            return TimestampFormat.date(postgresMicroseconds: try reader.read(Int64.self))
-        case .date:
-            let days = try reader.read(Int32.self)
-            if days == .max { return .distantFuture }
-            if days == .min { return .distantPast }
-            return TimestampFormat.date(postgresMicroseconds: Int64(days) * 86_400_000_000)
-        default: throw error(Date.self, .typeMismatch)
+    /// A `Float`: a `real` as it is; a wider value only when the `Float` reads back as it.
+    func decodeFloat() throws -> Float {
+        let bytes = try nonNull(Float.self)
+        if type == .float4, bytes.count == 4 {
+            var reader = BinaryReader(bytes)
+            return Float(bitPattern: try reader.read(UInt32.self))
         }
-    }
-
-    func decodeUUID() throws -> UUID {
-        let bytes = try nonNull(UUID.self)
-        guard type == .uuid, bytes.count == 16 else { throw error(UUID.self, .typeMismatch) }
-        let b = Array(bytes)
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-                           b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
-    }
-
-    func decodeData() throws -> Data {
-        let bytes = try nonNull(Data.self)
-        guard type == .bytea else { throw error(Data.self, .typeMismatch) }
-        return Data(bytes)
-    }
-
-    func decodeDecimal() throws -> Decimal {
-        let text: String
-        switch type {
-        case .numeric: text = try numericText(Decimal.self)
-        case .int2, .int4, .int8: text = String(try decodeInteger(Int64.self))
-        case .float4, .float8: text = String(try decodeDouble())
-        default: _ = try nonNull(Decimal.self); throw error(Decimal.self, .typeMismatch)
+        let double = try decodeDouble()
+        let float = Float(double)
+        guard double.isNaN || Double(float) == double || Double(float.description) == double else {
+            throw error(Float.self, .invalidData("\(double) has more digits than a Float holds; read it as Double"))
         }
-        guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-            throw error(Decimal.self, .invalidData(text))
-        }
-        return value
+        return float
     }
 
-    private func numericText(_ swiftType: Any.Type) throws -> String {
+    func numericText(_ swiftType: Any.Type) throws -> String {
         do {
             return try NumericFormat.string(fromBinary: try nonNull(swiftType))
         } catch let error as ColumnDecodingError {
             throw error
         } catch {
             throw self.error(swiftType, .invalidData("truncated numeric"))
-        }
-    }
-
-    /// The elements of a one-dimensional binary array, as cells of the element type.
-    func arrayElements(_ swiftType: Any.Type) throws -> [Cell] {
-        let bytes = try nonNull(swiftType)
-        guard type.isArray else { throw error(swiftType, .typeMismatch) }
-        do {
-            var reader = BinaryReader(bytes)
-            let dimensions = try reader.read(Int32.self)
-            _ = try reader.read(Int32.self) // has-nulls flag
-            let elementType = PostgresType(rawValue: try reader.read(UInt32.self))
-            if dimensions == 0 { return [] }
-            guard dimensions == 1 else {
-                throw error(swiftType, .invalidData("\(dimensions)-dimensional arrays are not supported"))
-            }
-            let count = Int(try reader.read(Int32.self))
-            _ = try reader.read(Int32.self) // lower bound
-            return try (0..<count).map { index in
-                let length = Int(try reader.read(Int32.self))
-                let element = length < 0 ? nil : try reader.read(count: length)
-                return Cell(column: "\(column)[\(index + 1)]", type: elementType, bytes: element)
-            }
-        } catch is BinaryReader.Truncated {
-            throw error(swiftType, .invalidData("truncated array"))
         }
     }
 }

@@ -23,7 +23,7 @@ extension CellDecoder: SingleValueDecodingContainer {
     func decode(_: Bool.Type) throws -> Bool { try cell.decodeBool() }
     func decode(_: String.Type) throws -> String { try cell.decodeString() }
     func decode(_: Double.Type) throws -> Double { try cell.decodeDouble() }
-    func decode(_: Float.Type) throws -> Float { Float(try cell.decodeDouble()) }
+    func decode(_: Float.Type) throws -> Float { try cell.decodeFloat() }
     func decode(_ type: Int.Type) throws -> Int { try cell.decodeInteger(type) }
     func decode(_ type: Int8.Type) throws -> Int8 { try cell.decodeInteger(type) }
     func decode(_ type: Int16.Type) throws -> Int16 { try cell.decodeInteger(type) }

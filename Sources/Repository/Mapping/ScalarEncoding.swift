@@ -3,36 +3,81 @@ import Foundation
 /// Turns one property value into a statement parameter.
 enum ScalarEncoding {
     /// The value's own SQL form when it has one, else the single scalar its `Encodable`
-    /// conformance produces (a `RawRepresentable` enum, a wrapper), else its JSON.
+    /// conformance produces (a `RawRepresentable` enum, a wrapper, an optional of one), an
+    /// array of such scalars as a PostgreSQL array (nested arrays as more dimensions, refused
+    /// unless rectangular), else its JSON.
     static func sqlValue(for value: some Encodable) throws -> SQLValue {
-        if let convertible = value as? any SQLValueConvertible { return convertible.sqlValue }
-        let probe = Probe()
+        let node: ArrayLiteral.Node
         do {
-            try value.encode(to: probe)
-            if let scalar = probe.scalar { return scalar }
-        } catch is NotAScalar {}
-        return try .json(value)
+            node = try Self.node(for: value, allowsArrays: value is any ArrayValue)
+        } catch is NotAScalar {
+            return try .json(value)
+        }
+        switch node {
+        case .scalar(let scalar): return scalar
+        case .array:
+            do {
+                try ArrayLiteral.checkRectangular(node)
+            } catch {
+                throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: error.description))
+            }
+            return .text(ArrayLiteral.string(node))
+        }
+    }
+
+    /// `value` as a scalar or an array of them; throws ``NotAScalar`` for anything else.
+    static func node(for value: some Encodable, allowsArrays: Bool) throws -> ArrayLiteral.Node {
+        if allowsArrays, let array = value as? any ArrayLiteralConvertible { return array.arrayNode }
+        if let convertible = value as? any SQLValueConvertible { return .scalar(convertible.sqlValue) }
+        let probe = Probe(allowsArrays: allowsArrays)
+        try value.encode(to: probe)
+        guard let node = probe.node else { throw NotAScalar() }
+        return node
     }
 
     struct NotAScalar: Error {}
 
-    /// An encoder that accepts exactly one scalar and refuses containers.
+    /// An encoder that accepts one scalar — or, where arrays are allowed, an unkeyed list of
+    /// them — and refuses keyed containers.
     private final class Probe: Encoder, SingleValueEncodingContainer {
-        var scalar: SQLValue?
+        let allowsArrays: Bool
+        private var scalar: ArrayLiteral.Node?
+        private var elements: Elements?
         var codingPath: [any CodingKey] { [] }
         var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+        init(allowsArrays: Bool) { self.allowsArrays = allowsArrays }
+
+        var node: ArrayLiteral.Node? { elements.map { .array($0.nodes) } ?? scalar }
 
         func container<Key: CodingKey>(keyedBy _: Key.Type) -> KeyedEncodingContainer<Key> {
             KeyedEncodingContainer(Unsupported<Key>(reason: nil))
         }
-        func unkeyedContainer() -> any UnkeyedEncodingContainer { Unsupported<AnyKey>(reason: nil) }
+        func unkeyedContainer() -> any UnkeyedEncodingContainer {
+            guard allowsArrays else { return Unsupported<AnyKey>(reason: nil) }
+            let elements = Elements()
+            self.elements = elements
+            return elements
+        }
         func singleValueContainer() -> any SingleValueEncodingContainer { self }
 
-        func encodeNil() throws { scalar = .null }
-        func encode<T: Encodable>(_ value: T) throws {
-            guard let convertible = value as? any SQLValueConvertible else { throw NotAScalar() }
-            scalar = convertible.sqlValue
+        func encodeNil() throws { scalar = .scalar(.null) }
+        func encode<T: Encodable>(_ value: T) throws { scalar = try ScalarEncoding.node(for: value, allowsArrays: allowsArrays) }
+    }
+
+    /// The elements of an array, each a scalar or a sub-array.
+    private final class Elements: UnkeyedEncodingContainer {
+        var nodes: [ArrayLiteral.Node] = []
+        var codingPath: [any CodingKey] { [] }
+        var count: Int { nodes.count }
+
+        func encodeNil() throws { nodes.append(.scalar(.null)) }
+        func encode<T: Encodable>(_ value: T) throws { nodes.append(try ScalarEncoding.node(for: value, allowsArrays: true)) }
+        func nestedContainer<N: CodingKey>(keyedBy _: N.Type) -> KeyedEncodingContainer<N> {
+            KeyedEncodingContainer(Unsupported<N>(reason: nil))
         }
+        func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Unsupported<AnyKey>(reason: nil) }
+        func superEncoder() -> any Encoder { Failing(reason: nil) }
     }
 
     /// A container that fails on first use; `reason` nil means "not a scalar, try JSON".
@@ -62,7 +107,7 @@ enum ScalarEncoding {
         mutating func superEncoder(forKey _: Key) -> any Encoder { Failing(reason: reason) }
     }
 
-    private struct Failing: Encoder {
+    fileprivate struct Failing: Encoder {
         let reason: String?
         var codingPath: [any CodingKey] { [] }
         var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -80,3 +125,7 @@ enum ScalarEncoding {
         init(intValue: Int) { self.stringValue = String(intValue); self.intValue = intValue }
     }
 }
+
+/// Any Swift array: a value whose unkeyed encoding may be a PostgreSQL array.
+protocol ArrayValue {}
+extension Array: ArrayValue {}

@@ -1,39 +1,98 @@
 import Foundation
 
 /// Conversions between `Date` and PostgreSQL timestamps, exact to the microsecond.
+///
+/// `Date.distantFuture` and `Date.distantPast` stand for PostgreSQL's `infinity` and
+/// `-infinity` both ways, so a row read with an infinite date is written back as one.
 enum TimestampFormat {
     /// Microseconds from 1970-01-01 to 2000-01-01, PostgreSQL's epoch.
     static let postgresEpochMicroseconds: Int64 = 946_684_800_000_000
+    static let microsecondsPerDay: Int64 = 86_400_000_000
 
-    /// `2024-02-29 13:45:06.123456+00`, or with ` BC` for years before 1.
+    /// `2024-02-29 13:45:06.123456+00`, with ` BC` for years before 1; `infinity`, `-infinity`.
     static func string(from date: Date) -> String {
-        let seconds = date.timeIntervalSince1970
-        guard seconds.isFinite else { return seconds < 0 ? "-infinity" : "infinity" }
-        let micros = Int64((seconds * 1_000_000).rounded())
-        let (days, dayMicros) = floorDivide(micros, 86_400_000_000)
+        if date == .distantFuture { return "infinity" }
+        if date == .distantPast { return "-infinity" }
+        // Past what an Int64 of microseconds holds: a day just past PostgreSQL's range, which it refuses.
+        guard let micros = unixMicroseconds(date) else { return date.timeIntervalSince1970 > 0 ? "294277-01-01 00:00:00+00" : "4714-11-23 00:00:00+00 BC" }
+        return text(unixMicroseconds: micros, separator: " ", fraction: .fixed, zone: "+00")
+    }
+
+    /// JSON's form: ISO 8601 in UTC with microseconds (`2024-02-29T13:45:06.123456Z`) for years
+    /// 1 to 9999, PostgreSQL's text otherwise; `infinity`, `-infinity`.
+    static func iso8601(from date: Date) -> String {
+        guard let micros = unixMicroseconds(date) else { return string(from: date) }
+        let (days, _) = floorDivide(micros, microsecondsPerDay)
+        let year = civilDate(daysSince1970: days).0
+        guard (1...9999).contains(year) else { return string(from: date) }
+        return text(unixMicroseconds: micros, separator: "T", fraction: .fixed, zone: "Z")
+    }
+
+    /// How a text form writes fractions of a second.
+    enum Fraction { case fixed, trimmed }
+
+    /// A timestamp's text: date, `separator`, time, `zone` (nil: none), ` BC` before year 1.
+    static func text(unixMicroseconds micros: Int64, separator: String, fraction: Fraction, zone: String?) -> String {
+        let (days, dayMicros) = floorDivide(micros, microsecondsPerDay)
         let (year, month, day) = civilDate(daysSince1970: days)
-        let second = dayMicros / 1_000_000
-        let fraction = dayMicros % 1_000_000
         let era = year <= 0 ? " BC" : ""
-        return pad(year <= 0 ? 1 - year : year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + " "
-            + pad(second / 3600, 2) + ":" + pad(second / 60 % 60, 2) + ":" + pad(second % 60, 2)
-            + "." + pad(fraction, 6) + "+00" + era
+        return pad(year <= 0 ? 1 - year : year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + separator
+            + clock(dayMicros, fraction: fraction) + (zone ?? "") + era
+    }
+
+    /// `13:45:06.123456` for microseconds since midnight (`.trimmed`: as PostgreSQL prints it,
+    /// `13:45:06.5`, `13:45:06`).
+    static func clock(_ micros: Int64, fraction: Fraction) -> String {
+        let second = micros / 1_000_000
+        var text = pad(second / 3600, 2) + ":" + pad(second / 60 % 60, 2) + ":" + pad(second % 60, 2)
+        text += fractionText(micros % 1_000_000, fraction)
+        return text
+    }
+
+    /// `.123456`, or trimmed of trailing zeros (nothing for none).
+    static func fractionText(_ micros: Int64, _ fraction: Fraction) -> String {
+        if fraction == .trimmed {
+            guard micros != 0 else { return "" }
+            var digits = pad(micros, 6)
+            while digits.hasSuffix("0") { digits.removeLast() }
+            return "." + digits
+        }
+        return "." + pad(micros, 6)
+    }
+
+    /// `2024-02-29`, with ` BC` before year 1, for days since 1970-01-01.
+    static func dayText(daysSince1970 days: Int64) -> String {
+        let (year, month, day) = civilDate(daysSince1970: days)
+        return pad(year <= 0 ? 1 - year : year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + (year <= 0 ? " BC" : "")
+    }
+
+    /// Microseconds since 1970, rounded as PostgreSQL rounds; nil for ±infinity (`distantFuture`,
+    /// `distantPast`) and for dates too far for an Int64 of microseconds (beyond ±292,000 years).
+    static func unixMicroseconds(_ date: Date) -> Int64? {
+        if date == .distantFuture || date == .distantPast { return nil }
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        guard micros.isFinite, abs(micros) < 9.2e18 else { return nil }
+        return Int64(micros)
     }
 
     /// The date for a binary `timestamptz`/`timestamp` (microseconds since 2000-01-01).
     static func date(postgresMicroseconds micros: Int64) -> Date {
         if micros == .max { return .distantFuture }
         if micros == .min { return .distantPast }
-        return Date(timeIntervalSince1970: Double(micros + postgresEpochMicroseconds) / 1_000_000)
+        return date(unixMicroseconds: micros + postgresEpochMicroseconds)
     }
 
-    private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
+    static func date(unixMicroseconds micros: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(micros) / 1_000_000)
+    }
+
+    static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
         let quotient = a / b - (a % b < 0 ? 1 : 0)
         return (quotient, a - quotient * b)
     }
 
     /// Howard Hinnant's `civil_from_days`: proleptic Gregorian date for a day count.
-    private static func civilDate(daysSince1970: Int64) -> (Int64, Int64, Int64) {
+    static func civilDate(daysSince1970: Int64) -> (Int64, Int64, Int64) {
         let z = daysSince1970 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -45,7 +104,17 @@ enum TimestampFormat {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    private static func pad(_ value: Int64, _ width: Int) -> String {
+    /// Hinnant's `days_from_civil`: the day count of a proleptic Gregorian date.
+    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func pad(_ value: Int64, _ width: Int) -> String {
         let digits = String(value)
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }

@@ -69,7 +69,15 @@ extension Connection {
                 results[index] = .failure(error as? PostgresError ?? PostgresError(.server, "\(error)"))
             }
         }
-        return results.map { $0 ?? .failure(PostgresError(.server, "the statement got no answer")) }
+        var outcomes: [Result<QueryResult, PostgresError>] = []
+        for result in results {
+            switch result {
+            case .success(let rows)?: outcomes.append(.success(await describe(rows)))
+            case .failure(let error)?: outcomes.append(.failure(error))
+            case nil: outcomes.append(.failure(PostgresError(.server, "the statement got no answer")))
+            }
+        }
+        return outcomes
     }
 
     /// Sends the prepared statements in pipeline mode, each followed by a sync, and reads

@@ -30,10 +30,13 @@ public actor Connection {
     nonisolated let wasLost = Atomic<Bool>(false)
     /// Cancels the running statement from another thread.
     nonisolated let canceller = StatementCanceller()
+    /// The database's types this library does not know by OID (shared by a pool's connections).
+    nonisolated let types: TypeCatalog
 
-    private init(configuration: ConnectionConfiguration, pg: OpaquePointer, poller: SocketPoller) {
+    private init(configuration: ConnectionConfiguration, pg: OpaquePointer, poller: SocketPoller, types: TypeCatalog) {
         self.configuration = configuration
         self.poller = poller
+        self.types = types
         let handle = LibpqConnection(pg)
         self.handle = handle
         idleCheck = handle.idleCheck
@@ -50,9 +53,9 @@ public actor Connection {
     }
 
     /// Opens a connection whose results `poller` waits for (tests try each ``ReadinessSource``).
-    static func connect(_ configuration: ConnectionConfiguration, poller: SocketPoller) async throws -> Connection {
+    static func connect(_ configuration: ConnectionConfiguration, poller: SocketPoller, types: TypeCatalog = TypeCatalog()) async throws -> Connection {
         let pg = try await openLibpqConnectionOffThePool(configuration)
-        return Connection(configuration: configuration, pg: pg.pointer, poller: poller)
+        return Connection(configuration: configuration, pg: pg.pointer, poller: poller, types: types)
     }
 
     /// Closes the connection. Statements after this throw ``PostgresError/Kind/closed``.
@@ -136,7 +139,17 @@ public actor Connection {
     }
 
     private func run(_ sql: String, values: [SQLValue], marked: Bool, ticket: StatementCanceller.Ticket?) async throws -> QueryResult {
-        try await asStatement(ticket) { try await runPrepared(sql, values: values, marked: marked) }
+        try await asStatement(ticket) { await describe(try await runPrepared(sql, values: values, marked: marked)) }
+    }
+
+    /// `result` with the types of its columns described (see ``TypeCatalog``): a type not yet
+    /// known is looked up here, once for the pool. A failed lookup leaves the types undescribed.
+    func describe(_ result: QueryResult) async -> QueryResult {
+        guard let missing = types.missing(in: result) else { return result }
+        if !missing.isEmpty, let rows = try? await runPrepared(TypeCatalog.lookup, values: [TypeCatalog.parameter(missing)]) {
+            types.record(rows)
+        }
+        return types.described(result)
     }
 
     private func runScript(_ sql: String, ticket: StatementCanceller.Ticket?) async throws -> QueryResult {

@@ -35,6 +35,8 @@ public final class Database: Sendable {
     let metrics: PostgresMetrics
     /// Statements waiting to be sent together (see ``pipelined(_:_:)``).
     let pipelineQueue: Locked<PipelineQueue<PipelinedStatement>>
+    /// The database's types this library does not know by OID, looked up once for the pool.
+    let types = TypeCatalog()
 
     /// A pool over `configuration` that opens at most `maximumConnections` connections and
     /// closes those idle for longer than `idleTimeout`.
@@ -180,7 +182,7 @@ public final class Database: Sendable {
             return (granted, false)
         }
         do {
-            return (try await Connection.connect(configuration), true)
+            return (try await Connection.connect(configuration, poller: .shared, types: types), true)
         } catch {
             // The slot we reserved is free again: let a waiter try to open it.
             pool.withLock { $0.returnSlot() }?.resume(returning: nil)

@@ -30,6 +30,11 @@ public struct QueryResult: Sendable, RandomAccessCollection {
         self.affectedRows = affectedRows
     }
 
+    /// The same rows with `columns` (the same names, their types described by the catalog).
+    func replacingColumns(_ columns: [Column]) -> QueryResult {
+        QueryResult(columns: columns, storage: storage, cells: cells, commandTag: commandTag, affectedRows: affectedRows)
+    }
+
     /// The first row's index.
     public var startIndex: Int { 0 }
     /// One past the last row's index.

@@ -101,6 +101,8 @@ extension Optional: SQLValueConvertible where Wrapped: SQLValueConvertible {
 }
 
 extension Array: SQLValueConvertible where Element: SQLValueConvertible {
-    /// A one-dimensional PostgreSQL array literal such as `{"a","b",NULL}`.
-    public var sqlValue: SQLValue { .text(ArrayLiteral.string(from: map { $0.sqlValue })) }
+    /// A PostgreSQL array literal such as `{"a","b",NULL}`; an array of arrays is a
+    /// multidimensional one (`{{"1","2"},{"3","4"}}`), which must be rectangular (the server
+    /// refuses one that is not; a row's encoding refuses it before anything is sent).
+    public var sqlValue: SQLValue { .text(ArrayLiteral.string(arrayNode)) }
 }

@@ -1,0 +1,130 @@
+/// A PostgreSQL `time` (without time zone): a time of day to the microsecond, `00:00:00` to
+/// `24:00:00`. Its text is PostgreSQL's (`13:45:06.5`); as JSON it is that text.
+///
+/// ```swift
+/// let opening = PostgresTime(hour: 9, minute: 30)
+/// ```
+public struct PostgresTime: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, LosslessStringConvertible {
+    /// Microseconds since midnight.
+    public var microseconds: Int64
+
+    /// The time `microseconds` after midnight.
+    public init(microseconds: Int64) { self.microseconds = microseconds }
+
+    /// `hour:minute:second.microsecond`.
+    public init(hour: Int, minute: Int = 0, second: Int = 0, microsecond: Int = 0) {
+        microseconds = ((Int64(hour) * 60 + Int64(minute)) * 60 + Int64(second)) * 1_000_000 + Int64(microsecond)
+    }
+
+    /// The earlier time of day.
+    public static func < (a: PostgresTime, b: PostgresTime) -> Bool { a.microseconds < b.microseconds }
+
+    /// As PostgreSQL prints it: `09:30:00`, `13:45:06.123456`.
+    public var description: String { TimestampFormat.clock(microseconds, fraction: .trimmed) }
+
+    /// Reads `HH:MM[:SS[.ffffff]]`; nil otherwise.
+    public init?(_ description: String) {
+        var scanner = DigitScanner(Array(description.utf8))
+        guard let micros = scanner.clock(), scanner.isAtEnd, (0...TimestampFormat.microsecondsPerDay).contains(micros) else { return nil }
+        microseconds = micros
+    }
+
+    /// Decodes PostgreSQL's text for a time.
+    public init(from decoder: any Decoder) throws {
+        self = try decodeText(Self.self, from: decoder, named: "time")
+    }
+
+    /// Encodes its PostgreSQL text.
+    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
+}
+
+extension PostgresTime: SQLValueConvertible {
+    /// Its PostgreSQL text.
+    public var sqlValue: SQLValue { .text(description) }
+}
+
+extension PostgresTime: CellDecodable {
+    init(cell: Cell) throws {
+        guard cell.type == .time else { throw cell.error(Self.self, .typeMismatch) }
+        var reader = BinaryReader(try cell.nonNull(Self.self))
+        guard let micros = try? reader.read(Int64.self) else { throw cell.error(Self.self, .invalidData("truncated time")) }
+        self.init(microseconds: micros)
+    }
+}
+
+/// A PostgreSQL `timetz` (time with time zone): a time of day and a UTC offset, both kept.
+/// Its text is PostgreSQL's (`13:45:06.5+05:30`); as JSON it is that text.
+///
+/// ```swift
+/// let standUp = PostgresTimeTZ(time: PostgresTime(hour: 9), utcOffset: 2 * 3600)   // 09:00:00+02
+/// ```
+public struct PostgresTimeTZ: Sendable, Hashable, Codable, CustomStringConvertible, LosslessStringConvertible {
+    /// The local time of day.
+    public var time: PostgresTime
+    /// Seconds east of UTC (`+05:30` is 19,800).
+    public var utcOffset: Int32
+
+    /// `time` at `utcOffset` seconds east of UTC.
+    public init(time: PostgresTime, utcOffset: Int32) {
+        self.time = time
+        self.utcOffset = utcOffset
+    }
+
+    /// As PostgreSQL prints it: `13:45:06.5+05:30`, `09:00:00+00`, `13:45:06-00:00:15`.
+    public var description: String {
+        let seconds = Int64(utcOffset.magnitude)
+        var zone = (utcOffset >= 0 ? "+" : "-") + TimestampFormat.pad(seconds / 3600, 2)
+        if seconds % 3600 != 0 { zone += ":" + TimestampFormat.pad(seconds / 60 % 60, 2) }
+        if seconds % 60 != 0 { zone += ":" + TimestampFormat.pad(seconds % 60, 2) }
+        return time.description + zone
+    }
+
+    /// Reads `HH:MM[:SS[.ffffff]]±HH[:MM[:SS]]`; nil otherwise.
+    public init?(_ description: String) {
+        var scanner = DigitScanner(Array(description.utf8))
+        guard let micros = scanner.clock(), let offset = scanner.zone(), scanner.isAtEnd,
+              (0...TimestampFormat.microsecondsPerDay).contains(micros), let zone = Int32(exactly: offset) else { return nil }
+        self.init(time: PostgresTime(microseconds: micros), utcOffset: zone)
+    }
+
+    /// Decodes PostgreSQL's text for a time with time zone.
+    public init(from decoder: any Decoder) throws {
+        self = try decodeText(Self.self, from: decoder, named: "timetz")
+    }
+
+    /// Encodes its PostgreSQL text.
+    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
+}
+
+extension PostgresTimeTZ: SQLValueConvertible {
+    /// Its PostgreSQL text.
+    public var sqlValue: SQLValue { .text(description) }
+}
+
+extension PostgresTimeTZ: CellDecodable {
+    init(cell: Cell) throws {
+        guard cell.type == .timetz else { throw cell.error(Self.self, .typeMismatch) }
+        var reader = BinaryReader(try cell.nonNull(Self.self))
+        // The zone is stored in seconds west of UTC.
+        guard let micros = try? reader.read(Int64.self), let west = try? reader.read(Int32.self) else {
+            throw cell.error(Self.self, .invalidData("truncated timetz"))
+        }
+        self.init(time: PostgresTime(microseconds: micros), utcOffset: -west)
+    }
+}
+
+/// A value of a library column type from its PostgreSQL text in a `Decoder` (JSON).
+func decodeText<T: LosslessStringConvertible>(_: T.Type, from decoder: any Decoder, named name: String) throws -> T {
+    let container = try decoder.singleValueContainer()
+    let text = try container.decode(String.self)
+    guard let value = T(text) else {
+        throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a PostgreSQL \(name): \(text)")
+    }
+    return value
+}
+
+/// A library column type's PostgreSQL text into an `Encoder` (JSON).
+func encodeText(_ text: String, to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    try container.encode(text)
+}
