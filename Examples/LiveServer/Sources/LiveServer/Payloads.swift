@@ -16,6 +16,18 @@ struct PersonPatch: Decodable {
     }
 }
 
+/// A `LIKE` pattern matching the names that start with `prefix` (its `%`, `_` and `\` escaped);
+/// a 400 for a prefix longer than a name can be.
+func likePrefix(_ prefix: String) throws -> String {
+    guard prefix.count <= 200 else { throw HTTPError(.badRequest, message: "a prefix has at most 200 characters") }
+    var pattern = ""
+    for character in prefix {
+        if character == "%" || character == "_" || character == "\\" { pattern.append("\\") }
+        pattern.append(character)
+    }
+    return pattern + "%"
+}
+
 /// A 409's body: the columns both writers changed, and both values.
 struct Conflict: Encodable {
     var error = "another writer changed this person first"
@@ -43,21 +55,21 @@ extension Response {
 extension Person: @retroactive ResponseEncodable {}
 
 /// `GET /people/events`'s `snapshot` event: everyone, in order.
-struct Snapshot: Encodable {
-    var people: [Person]
+struct Snapshot<Element: Encodable>: Encodable {
+    var people: [Element]
 }
 
 /// `GET /people/events`'s `changes` event: the people inserted or changed, in order, and the
 /// ids removed.
-struct ListChange: Encodable {
-    var people: [PlacedPerson]
+struct ListChange<Element: Encodable>: Encodable {
+    var people: [PlacedPerson<Element>]
     var removed: [Int64]
 }
 
 /// A person and where they go: after the person with id `after` (nil: first).
-struct PlacedPerson: Encodable {
+struct PlacedPerson<Element: Encodable>: Encodable {
     var after: Int64?
-    var person: Person
+    var person: Element
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)

@@ -5,8 +5,8 @@ import IdentifiedCollections
 import Repository
 import Synchronization
 
-/// The address book's live list — the one `GET /people` reads — as numbered changes, for
-/// `GET /people/events`.
+/// A live list of people — everyone, the one `GET /people` reads, or a client's own query —
+/// as numbered changes, for `GET /people/events`.
 ///
 /// Each change of the list is one event: the people it inserted or changed, each with the id
 /// of the person now before them (nil: first), and the ids it removed. A client that applies
@@ -15,9 +15,9 @@ import Synchronization
 /// starts; a client that comes back with a `Last-Event-ID` of this process's recent past gets
 /// one event with what changed since (the people as they are now, and the ids gone), and
 /// otherwise — another process's id, or one older than the retained changes — the whole list.
-final class PeopleFeed: Sendable {
+final class PeopleFeed<Element: Identifiable & Encodable & Equatable & Sendable>: Sendable where Element.ID == Int64 {
     private struct State {
-        var people: IdentifiedArrayOf<Person> = []
+        var people: IdentifiedArrayOf<Element> = []
         var number = 0
         /// The ids each recent change touched, oldest first.
         var recent: [(number: Int, ids: Set<Int64>)] = []
@@ -30,10 +30,13 @@ final class PeopleFeed: Sendable {
     private let retained: Int
     private let state = Mutex(State())
     private let subscription = Mutex<Subscription?>(nil)
+    /// The list followed, kept alive as long as the feed is.
+    private let list: Var<IdentifiedArrayOf<Element>>
 
     /// Follows `list`, keeping the ids of its last `retained` changes for clients that resume.
-    init(_ list: Var<IdentifiedArrayOf<Person>>, retaining retained: Int = 1_000) {
+    init(_ list: Var<IdentifiedArrayOf<Element>>, retaining retained: Int = 1_000) {
         self.retained = retained
+        self.list = list
         let following = list.observe(initial: true) { [weak self] update in self?.apply(update.new) }
         subscription.withLock { $0 = following }
     }
@@ -54,7 +57,7 @@ final class PeopleFeed: Sendable {
         return stream
     }
 
-    private func apply(_ people: IdentifiedArrayOf<Person>) {
+    private func apply(_ people: IdentifiedArrayOf<Element>) {
         state.withLock { state in
             let changes = CollectionChanges(from: state.people, to: people)
             guard !changes.isEmpty else { return }

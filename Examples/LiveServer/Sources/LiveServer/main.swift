@@ -6,6 +6,8 @@
 //   GET   /people               everyone, ordered by name (JSON)
 //   GET   /people/events        Server-Sent Events: the whole list, then one event per change
 //                               (the people changed, the ids removed); resumes from Last-Event-ID
+//   GET   /people/events?prefix=Ad   the same for the client's own live query: the people whose
+//                               names start with the prefix, as rows (id, name)
 //   GET   /people/{id}          one person (JSON), with an ETag from their rows' versions
 //   PATCH /people/{id}          {"name": "…"}: written through a live handle; 409 with both
 //                               values when another writer changed the name first; 412 with
@@ -42,6 +44,13 @@ let router = Router()
 router.get("/") { _, _ in page.response() }
 router.get("people") { _, _ in everyone.value.elements }
 router.get("people/events") { request, _ in
+    if let prefix = request.uri.queryParameters["prefix"].map(String.init) {
+        // This client's own live query; the feed, and with it the query, lives as long as the stream.
+        let own = PeopleFeed(try await book.repository.readAll(Person.Row.self, where: "name LIKE $1",
+                                                               parameters: [try likePrefix(prefix)], orderBy: [.ascending(\.name)]))
+        let events = own.events(after: nil).map { [own] event in withExtendedLifetime(own) { event } }
+        return EventStream.response(to: request, events.cancelOnGracefulShutdown(), heartbeat: heartbeat)
+    }
     let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.uri.queryParameters["since"].map(String.init)
     return EventStream.response(to: request, feed.events(after: lastEventID).cancelOnGracefulShutdown(), heartbeat: heartbeat)
 }
