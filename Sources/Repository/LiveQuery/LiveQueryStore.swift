@@ -15,12 +15,20 @@ where Element.ID: Comparable & Sendable {
     let source: QuerySource<Element>
     private let report: @Sendable (LiveRecordError) -> Void
     private let cell: ObservedState<QueryState<Element>>
+    /// Who hands read rows to this query's member stores (see ``QueryHandOver``): the router
+    /// its reads go through, which hands over for all its queries at once; nil: the query itself.
+    private let router: (any AnyObject & Sendable)?
 
-    init(source: QuerySource<Element>, order: QueryOrder<Element>, report: @escaping @Sendable (LiveRecordError) -> Void) {
+    init(source: QuerySource<Element>, order: QueryOrder<Element>, router: (any AnyObject & Sendable)? = nil,
+         report: @escaping @Sendable (LiveRecordError) -> Void) {
         self.source = source
         self.report = report
+        self.router = router
         cell = ObservedState(QueryState(order: order))
     }
+
+    /// The mark of the hand-overs whose updates this query's member observers are not sent.
+    private var handingOver: AnyObject { router ?? self }
 
     var state: LiveState { .live }
 
@@ -80,7 +88,7 @@ where Element.ID: Comparable & Sendable {
     func refresh(_ ids: [Element.ID]?) async throws {
         let (read, handOver) = try await source.read(ids)
         apply(read)
-        QueryHandOver.run(by: self, handOver)
+        QueryHandOver.run(by: handingOver, handOver)
         mirror(read)
     }
 
@@ -90,7 +98,7 @@ where Element.ID: Comparable & Sendable {
         var subscriptions: [Element.ID: Subscription] = [:]
         let members = cell.inspect { $0.members }
         for (element, store) in read.matching where members[element.id]?.store !== store {
-            subscriptions[element.id] = store.subscribe(member: ObjectIdentifier(self)) { [weak self] update in
+            subscriptions[element.id] = store.subscribe(member: ObjectIdentifier(handingOver)) { [weak self] update in
                 self?.memberChanged(element.id, update)
             }
         }

@@ -38,6 +38,9 @@ extension SyncState: ValueHolding {
     var root: Value { value }
 
     /// The fields this process has edited that the database does not hold yet.
+    /// Whether edits made here are pending or being written (an abandoned write's are not).
+    var hasLocalEdits: Bool { !pending.isEmpty || (inFlight != nil && !inFlightIsAbandoned) }
+
     var localFields: Set<Field> {
         guard let inFlight, !inFlightIsAbandoned else { return Set(pending.keys) }
         return Set(pending.keys).union(inFlight.fields)
@@ -58,7 +61,7 @@ extension SyncState: ValueHolding {
 
     /// `row` with this process's unsaved edits on top, exactly (see ``SyncContent/replacing(_:in:from:)``).
     func overlayingLocalEdits(on row: Value) throws -> Value {
-        if pending.isEmpty && (inFlight == nil || inFlightIsAbandoned) { return row }
+        if !hasLocalEdits { return row }
         let local = localFields
         return local.isEmpty ? row : try Content.replacing(local, in: row, from: value)
     }

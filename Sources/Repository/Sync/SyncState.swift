@@ -36,6 +36,9 @@ struct SyncState<Content: SyncContent> {
     private(set) var appliedSequence: UInt64
     /// Whether `committed` came from our own write's result rather than from a read.
     private var committedByWrite = false
+    /// Whether `value` is a committed value as the database gave it, with no local edit on it
+    /// (see ``SyncContent/differsAsRead(_:_:)``).
+    private var showsCommitted = true
     /// Fields edited and not yet sent.
     private(set) var pending: [Field: Edit] = [:]
     private(set) var inFlight: Write?
@@ -85,7 +88,7 @@ struct SyncState<Content: SyncContent> {
         }
         let old = value
         let isChange = !changed.isEmpty || Content.differs(old, new)
-        if isChange { value = new }
+        if isChange { (value, showsCommitted) = (new, false) }
         for field in localFields.subtracting(changed) {
             pending[field]?.carry(edits, by: editor)
             if !inFlightIsAbandoned { inFlight?.edits[field]?.carry(edits, by: editor) }
@@ -248,7 +251,7 @@ struct SyncState<Content: SyncContent> {
         // A write abandoned when the row was deleted lost its edits then, and they were reported.
         var effects = fields.isEmpty ? SyncEffects(reports: [error]) : fail(error, lost)
         if Content.differs(value, committed.value) {
-            value = committed.value
+            (value, showsCommitted) = (committed.value, true)
             effects.publish = .revert
         }
         settled = edits
@@ -291,7 +294,7 @@ struct SyncState<Content: SyncContent> {
             ?? LostEdits(range: edits...edits, editors: [:])
         pending = [:]
         inFlightIsAbandoned = inFlight != nil
-        value = committed.value
+        (value, showsCommitted) = (committed.value, true)
         var effects = SyncEffects(publish: .deletion)
         if hadEdits { effects = effects + fail(.deleted(table: table, key: key), lost) }
         return effects + advance()
@@ -338,8 +341,9 @@ struct SyncState<Content: SyncContent> {
         } catch {
             return mergeFailed(error)
         }
-        guard Content.differs(value, rebased) else { return SyncEffects() }
-        value = rebased
+        let asRead = !hasLocalEdits
+        guard showsCommitted && asRead ? Content.differsAsRead(value, rebased) : Content.differs(value, rebased) else { return SyncEffects() }
+        (value, showsCommitted) = (rebased, asRead)
         return SyncEffects(publish: .database)
     }
 
@@ -356,7 +360,7 @@ struct SyncState<Content: SyncContent> {
         settled = edits
         var effects = fail(.writeFailed(table: table, key: key, failure), lost)
         if Content.differs(value, committed.value) {
-            value = committed.value
+            (value, showsCommitted) = (committed.value, true)
             effects.publish = .revert
         }
         return effects + advance()

@@ -90,6 +90,8 @@ extension RecordQueryRouter {
         let held = repository.stores.withLock { stores in
             others.map { (id: $0, store: stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.store as? LiveStore<RecordTable<R>>) }
         }
+        // Its queries' member observers are not told of these updates: each query already holds
+        // the rows, and its mirror below shows what the stores made of them.
         QueryHandOver.run(by: self) {
             for store in stores { store.applyRead(rows[store.id], sequence: number) }
             for (id, store) in held { store?.applyRead(rows[id], sequence: number) }
