@@ -34,7 +34,8 @@ extension LiveRepository {
         let predicate = try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue))
         let router = try await queryRouter(for: table)
         try await waitUntilListening()
-        let query = LiveQueryStore(source: recordQuerySource(table, predicate), order: QueryOrder(keys: orderBy), report: report)
+        let query = LiveQueryStore(source: recordQuerySource(table, predicate), order: QueryOrder(keys: orderBy),
+                                   router: router, report: report)
         try await router.load(query, predicate)
         return query.handle()
     }
@@ -44,14 +45,18 @@ extension LiveRepository {
         if let router = queryRouters.withLock({ $0[ObjectIdentifier(R.self)] }) as? RecordQueryRouter<R> { return router }
         let rows = try await database.query("""
             SELECT a.attname, a.atttypid::int8, coalesce(co.collname IN ('C', 'POSIX')
-                OR (a.attcollation = 100 AND (SELECT datcollate IN ('C', 'POSIX') FROM pg_database WHERE datname = current_database())), false)
+                OR (a.attcollation = 100 AND (SELECT datcollate IN ('C', 'POSIX') FROM pg_database WHERE datname = current_database())), false),
+                coalesce(co.collisdeterministic, true)
             FROM pg_attribute a LEFT JOIN pg_collation co ON co.oid = a.attcollation
             WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped
             """, [table.quoted])
         var columns: [String: CompiledCondition.Column] = [:]
         for row in rows {
             let type = PostgresType(rawValue: UInt32(truncatingIfNeeded: try row.decode(Int64.self, at: 1)))
-            columns[try row.decode(String.self, at: 0)] = .init(kind: ConditionValue.Kind(type), bytewiseOrder: try row.decode(Bool.self, at: 2))
+            // A nondeterministic collation (case-insensitive, say) makes even `=` differ from
+            // comparing bytes: such a column is left to the server.
+            let kind = try row.decode(Bool.self, at: 3) ? ConditionValue.Kind(type) : nil
+            columns[try row.decode(String.self, at: 0)] = .init(kind: kind, bytewiseOrder: try row.decode(Bool.self, at: 2))
         }
         let fresh = RecordQueryRouter(table: table, columns: columns, repository: self)
         let (router, isNew) = queryRouters.withLock { routers -> (any AnyLiveQuery, Bool) in

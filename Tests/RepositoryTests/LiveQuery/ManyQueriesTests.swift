@@ -108,6 +108,29 @@ struct ManyQueriesTests {
               + "\(statements) statements, row reads per statement: \(readsPerStatement.min() ?? 0)–\(readsPerStatement.max() ?? 0)")
         #expect(readsPerStatement.allSatisfy { $0 <= 2 }, "\(readsPerStatement)")
     }
+
+    struct Name: Record, Equatable {
+        static let tableName = "names"
+        var id: Int64
+        var name: String
+    }
+
+    @Test("a column with a case-insensitive (nondeterministic) collation is left to the server: 'ADA' = 'ada' there, so here too")
+    func nondeterministicCollation() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { try await $0.execute(script: """
+            CREATE COLLATION case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+            CREATE TABLE names (id bigint PRIMARY KEY, name text COLLATE case_insensitive NOT NULL);
+            INSERT INTO names VALUES (1, 'Ada'), (2, 'Grace');
+            """) }
+        try await LiveSchema.enable("names", on: database)
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let ada = try await repository.readAll(Name.self, where: "name = $1", parameters: ["ada"], orderBy: [.ascending(\.id)])
+        #expect(ada.value.ids.elements == [1])
+        try await psql("INSERT INTO names VALUES (3, 'ADA'); UPDATE names SET name = 'aDa' WHERE id = 2", database: database)
+        #expect(try await eventually { ada.value.ids.elements == [1, 2, 3] }, "\(ada.value.ids.elements)")
+    }
 }
 
 /// A seeded generator (SplitMix64), so that a failing run can be told apart and replayed.
