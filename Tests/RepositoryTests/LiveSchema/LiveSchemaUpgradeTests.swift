@@ -30,7 +30,9 @@ struct LiveSchemaUpgradeTests {
                 try await database.query("UPDATE people SET name = $1 WHERE id = $2", ["renamed \(index)", id])
             }
         }
-        #expect(try await eventually { everyone.value.count >= 50 })
+        // A gate, not a timing: the upgrade must come while rows are being written and followed
+        // (the whole suite shares two cores, so this may take long).
+        #expect(try await eventually(timeout: .seconds(180)) { everyone.value.count >= 50 })
         let applied = try await AddressBook.migrate(database)
         #expect(applied.isEmpty)                                   // nothing new: the rewritten ones are accepted
         #expect(try await LiveSchema.installedVersion(on: database) == LiveSchema.version)
