@@ -79,7 +79,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "bench",
-            dependencies: ["Repository", "CPostgres"],
+            dependencies: [
+                "Repository", "CPostgres",
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
+            ],
             swiftSettings: strictSwift
         ),
         // The tests' helper process: a writer of the multi-process convergence test, or a
