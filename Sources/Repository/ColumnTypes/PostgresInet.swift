@@ -7,7 +7,7 @@
 /// ```swift
 /// let office = PostgresInet("192.168.0.1/24")!
 /// ```
-public struct PostgresInet: Sendable, Hashable, Codable, CustomStringConvertible, LosslessStringConvertible {
+public struct PostgresInet: Sendable, Hashable, CustomStringConvertible, LosslessStringConvertible {
     /// The address: 4 bytes (IPv4) or 16 (IPv6), network order.
     public let address: [UInt8]
     /// The network prefix length: up to 32 (IPv4) or 128 (IPv6).
@@ -68,18 +68,12 @@ public struct PostgresInet: Sendable, Hashable, Codable, CustomStringConvertible
         return text
     }
 
-    /// Decodes PostgreSQL's text for an address.
-    public init(from decoder: any Decoder) throws {
-        self = try decodeText(Self.self, from: decoder, named: "inet")
-    }
 
-    /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
-extension PostgresInet: SQLValueConvertible {
-    /// Its PostgreSQL text.
-    public var sqlValue: SQLValue { .text(description) }
+extension PostgresInet: PostgresTextCoded {
+    /// `inet`.
+    public static var postgresTypeName: String { "inet" }
 }
 
 extension PostgresInet: CellDecodable {

@@ -8,7 +8,7 @@
 /// ```swift
 /// let grace = PostgresInterval(days: 3, microseconds: 4 * 3_600_000_000)   // 3 days 04:00:00
 /// ```
-public struct PostgresInterval: Sendable, Hashable, Codable, CustomStringConvertible, LosslessStringConvertible {
+public struct PostgresInterval: Sendable, Hashable, CustomStringConvertible, LosslessStringConvertible {
     /// Whole months (a year is 12).
     public var months: Int32
     /// Whole days.
@@ -80,16 +80,13 @@ public struct PostgresInterval: Sendable, Hashable, Codable, CustomStringConvert
         self.init(months: months, days: days, microseconds: micros)
     }
 
-    /// Decodes PostgreSQL's text for an interval.
-    public init(from decoder: any Decoder) throws {
-        self = try decodeText(Self.self, from: decoder, named: "interval")
-    }
 
-    /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
-extension PostgresInterval: SQLValueConvertible {
+extension PostgresInterval: PostgresTextCoded {
+    /// `interval`.
+    public static var postgresTypeName: String { "interval" }
+
     /// `+14 mons -3 days +14706780000 microseconds`: read back as the same three fields under any
     /// `IntervalStyle` (every field signed), to their extremes (PostgreSQL 15 cannot read its own
     /// text of the least interval back).

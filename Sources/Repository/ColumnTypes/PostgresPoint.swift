@@ -6,7 +6,7 @@ import Foundation
 /// ```swift
 /// let origin = PostgresPoint(x: 0, y: 0)
 /// ```
-public struct PostgresPoint: Sendable, Hashable, Codable, CustomStringConvertible, LosslessStringConvertible {
+public struct PostgresPoint: Sendable, Hashable, CustomStringConvertible, LosslessStringConvertible {
     /// The first coordinate.
     public var x: Double
     /// The second coordinate.
@@ -30,18 +30,12 @@ public struct PostgresPoint: Sendable, Hashable, Codable, CustomStringConvertibl
         self.init(x: x, y: y)
     }
 
-    /// Decodes PostgreSQL's text for a point.
-    public init(from decoder: any Decoder) throws {
-        self = try decodeText(Self.self, from: decoder, named: "point")
-    }
 
-    /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
-extension PostgresPoint: SQLValueConvertible {
-    /// Its PostgreSQL text.
-    public var sqlValue: SQLValue { .text(description) }
+extension PostgresPoint: PostgresTextCoded {
+    /// `point`.
+    public static var postgresTypeName: String { "point" }
 }
 
 extension PostgresPoint: CellDecodable {

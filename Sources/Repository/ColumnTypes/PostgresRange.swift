@@ -22,7 +22,7 @@ extension Date: PostgresRangeBound {}
 /// let week = PostgresRange<Int32>(1..<8)                                     // [1,8)
 /// let open = PostgresRange<Decimal>(lower: .exclusive(0), upper: .unbounded)  // (0,)
 /// ```
-public struct PostgresRange<Bound: PostgresRangeBound>: Sendable, Hashable, Codable, CustomStringConvertible, LosslessStringConvertible {
+public struct PostgresRange<Bound: PostgresRangeBound>: Sendable, Hashable, CustomStringConvertible, LosslessStringConvertible {
     /// One end of a range.
     public enum Endpoint: Sendable, Hashable {
         /// No bound: the range goes on forever that way.
@@ -99,18 +99,12 @@ public struct PostgresRange<Bound: PostgresRangeBound>: Sendable, Hashable, Coda
         self.init(lower: low, upper: high)
     }
 
-    /// Decodes PostgreSQL's text for a range.
-    public init(from decoder: any Decoder) throws {
-        self = try decodeText(Self.self, from: decoder, named: "range")
-    }
 
-    /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
-extension PostgresRange: SQLValueConvertible {
-    /// Its PostgreSQL text.
-    public var sqlValue: SQLValue { .text(description) }
+extension PostgresRange: PostgresTextCoded {
+    /// `range`.
+    public static var postgresTypeName: String { "range" }
 }
 
 extension PostgresRange: CellDecodable {

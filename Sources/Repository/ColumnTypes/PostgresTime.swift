@@ -4,7 +4,7 @@
 /// ```swift
 /// let opening = PostgresTime(hour: 9, minute: 30)
 /// ```
-public struct PostgresTime: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, LosslessStringConvertible {
+public struct PostgresTime: Sendable, Hashable, Comparable, CustomStringConvertible, LosslessStringConvertible {
     /// Microseconds since midnight.
     public var microseconds: Int64
 
@@ -29,18 +29,12 @@ public struct PostgresTime: Sendable, Hashable, Comparable, Codable, CustomStrin
         microseconds = micros
     }
 
-    /// Decodes PostgreSQL's text for a time.
-    public init(from decoder: any Decoder) throws {
-        self = try decodeText(Self.self, from: decoder, named: "time")
-    }
 
-    /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
-extension PostgresTime: SQLValueConvertible {
-    /// Its PostgreSQL text.
-    public var sqlValue: SQLValue { .text(description) }
+extension PostgresTime: PostgresTextCoded {
+    /// `time`.
+    public static var postgresTypeName: String { "time" }
 }
 
 extension PostgresTime: CellDecodable {
@@ -58,7 +52,7 @@ extension PostgresTime: CellDecodable {
 /// ```swift
 /// let standUp = PostgresTimeTZ(time: PostgresTime(hour: 9), utcOffset: 2 * 3600)   // 09:00:00+02
 /// ```
-public struct PostgresTimeTZ: Sendable, Hashable, Codable, CustomStringConvertible, LosslessStringConvertible {
+public struct PostgresTimeTZ: Sendable, Hashable, CustomStringConvertible, LosslessStringConvertible {
     /// The local time of day.
     public var time: PostgresTime
     /// Seconds east of UTC (`+05:30` is 19,800).
@@ -87,18 +81,12 @@ public struct PostgresTimeTZ: Sendable, Hashable, Codable, CustomStringConvertib
         self.init(time: PostgresTime(microseconds: micros), utcOffset: zone)
     }
 
-    /// Decodes PostgreSQL's text for a time with time zone.
-    public init(from decoder: any Decoder) throws {
-        self = try decodeText(Self.self, from: decoder, named: "timetz")
-    }
 
-    /// Encodes its PostgreSQL text.
-    public func encode(to encoder: any Encoder) throws { try encodeText(description, to: encoder) }
 }
 
-extension PostgresTimeTZ: SQLValueConvertible {
-    /// Its PostgreSQL text.
-    public var sqlValue: SQLValue { .text(description) }
+extension PostgresTimeTZ: PostgresTextCoded {
+    /// `timetz`.
+    public static var postgresTypeName: String { "timetz" }
 }
 
 extension PostgresTimeTZ: CellDecodable {
@@ -111,20 +99,4 @@ extension PostgresTimeTZ: CellDecodable {
         }
         self.init(time: PostgresTime(microseconds: micros), utcOffset: -west)
     }
-}
-
-/// A value of a library column type from its PostgreSQL text in a `Decoder` (JSON).
-func decodeText<T: LosslessStringConvertible>(_: T.Type, from decoder: any Decoder, named name: String) throws -> T {
-    let container = try decoder.singleValueContainer()
-    let text = try container.decode(String.self)
-    guard let value = T(text) else {
-        throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a PostgreSQL \(name): \(text)")
-    }
-    return value
-}
-
-/// A library column type's PostgreSQL text into an `Encoder` (JSON).
-func encodeText(_ text: String, to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
-    try container.encode(text)
 }
