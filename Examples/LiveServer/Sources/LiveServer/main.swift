@@ -8,6 +8,8 @@
 //                               (the people changed, the ids removed); resumes from Last-Event-ID
 //   GET   /people/events?prefix=Ad   the same for the client's own live query: the people whose
 //                               names start with the prefix, as rows (id, name)
+//   GET   /people/address-counts          each person with their number of addresses (a live join)
+//   GET   /people/address-counts/events   Server-Sent Events: the whole join, again whenever it differs
 //   GET   /people/{id}          one person (JSON), with an ETag from their rows' versions
 //   PATCH /people/{id}          {"name": "…"}: written through a live handle; 409 with both
 //                               values when another writer changed the name first; 412 with
@@ -54,6 +56,7 @@ router.get("people/events") { request, _ in
     let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.uri.queryParameters["since"].map(String.init)
     return EventStream.response(to: request, feed.events(after: lastEventID).cancelOnGracefulShutdown(), heartbeat: heartbeat)
 }
+try await AddressCountRoutes(repository: book.repository, heartbeat: heartbeat).add(to: router)
 PersonRoutes(book: book, heartbeat: heartbeat).add(to: router)
 
 let port = environment["PORT"].flatMap(Int.init) ?? 8080
