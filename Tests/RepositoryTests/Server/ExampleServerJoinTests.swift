@@ -15,8 +15,8 @@ struct ExampleServerJoinTests {
         let grace = try await book.addPerson(name: "Grace", streets: [])
         let server = try await ExampleServerProcess(databaseURL: try await TestServer.connectionString(database: database.name()))
         let (adaID, graceID) = (ada.value.id, grace.value.id)
-        #expect(try ExampleServer.curl("\(server.base)/people/address-counts")
-            == #"[{"addresses":1,"id":\#(adaID),"name":"Ada"},{"addresses":0,"id":\#(graceID),"name":"Grace"}]"#)
+        let counts = try ExampleServer.curl("\(server.base)/people/address-counts")
+        #expect(counts == #"[{"addresses":1,"id":\#(adaID),"name":"Ada"},{"addresses":0,"id":\#(graceID),"name":"Grace"}]"#)
 
         let client = try StreamClient(port: server.port)
         try client.get("/people/address-counts/events")

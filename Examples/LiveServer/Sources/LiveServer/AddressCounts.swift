@@ -3,7 +3,7 @@ import IdentifiedCollections
 import Repository
 
 /// One row of `GET /people/address-counts`: a person and how many addresses they have.
-struct AddressCount: Codable, Equatable, Sendable, Identifiable, ResponseEncodable {
+struct AddressCount: Codable, Equatable, Sendable, Identifiable {
     var id: Int64
     var name: String
     var addresses: Int
@@ -26,7 +26,7 @@ struct AddressCountRoutes: Sendable {
     }
 
     func add(to router: Router<BasicRequestContext>) {
-        router.get("people/address-counts") { _, _ in counts.value.elements }
+        router.get("people/address-counts") { _, _ in try Response.json(counts.value.elements, status: .ok) }
         router.get("people/address-counts/events") { request, _ in
             let events = counts.values.cancelOnGracefulShutdown().map { list in
                 EventStream.event("counts", data: (try? Response.jsonText(Counts(people: list.elements))) ?? "{}")
