@@ -26,7 +26,7 @@ extension ObservableValue where Value: Sendable {
     public var values: AsyncStream<Value> {
         AsyncStream { continuation in
             let subscription = observe(initial: true) { continuation.yield($0.new) }
-            continuation.onTermination = { _ in subscription.cancel() }
+            continuation.onTermination = { _ in subscription.cancelElsewhere() }
         }
     }
 
@@ -34,7 +34,18 @@ extension ObservableValue where Value: Sendable {
     public var updates: AsyncStream<Update<Value>> {
         AsyncStream { continuation in
             let subscription = observe { continuation.yield($0) }
-            continuation.onTermination = { _ in subscription.cancel() }
+            continuation.onTermination = { _ in subscription.cancelElsewhere() }
         }
+    }
+}
+
+extension Subscription {
+    /// Cancels on another thread, soon. For an `AsyncStream`'s `onTermination`: when the
+    /// consuming task is cancelled, the runtime runs it holding that task's status lock, while
+    /// the handler being cancelled may be yielding to the stream — and resuming that task needs
+    /// the same lock. ``cancel()`` waits for a running handler, so there it would never return.
+    /// A terminated stream drops what is yielded to it meanwhile.
+    func cancelElsewhere() {
+        DispatchQueue.global().async { self.cancel() }
     }
 }

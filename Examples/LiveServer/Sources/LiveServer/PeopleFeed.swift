@@ -49,7 +49,12 @@ final class PeopleFeed<Element: Identifiable & Encodable & Equatable & Sendable>
             state.nextStream += 1
             return state.nextStream
         }
-        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.streams.removeValue(forKey: key) } }
+        // Not here: the runtime may run this holding the ending task's status lock, while
+        // `apply` holds `state` and yields — which needs that lock to resume the task.
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            DispatchQueue.global().async { _ = self.state.withLock { $0.streams.removeValue(forKey: key) } }
+        }
         state.withLock { state in
             if let first = catchUp(from: lastEventID, state) { continuation.yield(first) }
             state.streams[key] = continuation
