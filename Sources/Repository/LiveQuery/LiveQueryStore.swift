@@ -18,14 +18,20 @@ where Element.ID: Comparable & Sendable {
     /// Who hands read rows to this query's member stores (see ``QueryHandOver``): the router
     /// its reads go through, which hands over for all its queries at once; nil: the query itself.
     private let router: (any AnyObject & Sendable)?
+    /// Told this query's identifier when it goes away (its router forgets it at once, before
+    /// the identifier can be reused).
+    private let onRelease: (@Sendable (ObjectIdentifier) -> Void)?
 
     init(source: QuerySource<Element>, order: QueryOrder<Element>, router: (any AnyObject & Sendable)? = nil,
-         report: @escaping @Sendable (LiveRecordError) -> Void) {
+         onRelease: (@Sendable (ObjectIdentifier) -> Void)? = nil, report: @escaping @Sendable (LiveRecordError) -> Void) {
         self.source = source
         self.report = report
         self.router = router
+        self.onRelease = onRelease
         cell = ObservedState(QueryState(order: order))
     }
+
+    deinit { onRelease?(ObjectIdentifier(self)) }
 
     /// The mark of the hand-overs whose updates this query's member observers are not sent.
     private var handingOver: AnyObject { router ?? self }

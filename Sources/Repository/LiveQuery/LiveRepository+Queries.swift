@@ -35,7 +35,7 @@ extension LiveRepository {
         let router = try await queryRouter(for: table)
         try await waitUntilListening()
         let query = LiveQueryStore(source: recordQuerySource(table, predicate), order: QueryOrder(keys: orderBy),
-                                   router: router, report: report)
+                                   router: router, onRelease: { [weak router] in router?.forget($0) }, report: report)
         try await router.load(query, predicate)
         return query.handle()
     }

@@ -110,6 +110,24 @@ struct ManyQueriesTests {
         #expect(readsPerStatement.allSatisfy { $0 <= 2 }, "\(readsPerStatement)")
     }
 
+    @Test("live queries that are let go are forgotten by their router at once, even ones no change would ever reach")
+    func releasedQueriesForgotten() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { try await $0.execute(script: Self.setup) }
+        try await LiveSchema.enable("items", on: database)
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        var queries: [Var<IdentifiedArrayOf<Item>>] = []
+        for owner in 0..<300 { queries.append(try await repository.readAll(Item.self, where: "owner = $1", parameters: [owner + 1000])) }
+        let kept = try await repository.readAll(Item.self, where: "owner = $1", parameters: [3])
+        let router = try #require(repository.queryRouters.withLock { $0[ObjectIdentifier(Item.self)] } as? RecordQueryRouter<Item>)
+        #expect(router.count == 301)
+        queries.removeAll()
+        #expect(router.count == 1)
+        try await psql("UPDATE items SET note = 'still followed' WHERE owner = 3", database: database)
+        #expect(try await eventually { kept.value.elements.allSatisfy { $0.note == "still followed" } && !kept.value.isEmpty })
+    }
+
     struct Name: Record, Equatable {
         static let tableName = "names"
         var id: Int64

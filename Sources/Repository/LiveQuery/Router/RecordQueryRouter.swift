@@ -41,6 +41,14 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
         }
     }
 
+    /// A query that went away: it is no longer routed to, and what it held is forgotten. Its
+    /// deinitializer calls this; the router's locks guard plain values and are taken last, so
+    /// this is safe from any thread.
+    func forget(_ id: ObjectIdentifier) {
+        queries.withLock { $0[id] = nil }
+        routes.withLock { $0.remove(id) }
+    }
+
     /// Rows of the table were announced.
     func changed(_ keys: [ChangeKey]) {
         let ids = keys.compactMap { table.key.id(from: $0, as: R.ID.self) }
