@@ -11,7 +11,7 @@ func option(_ name: String, default value: Int) -> Int {
 let json = arguments.contains("--json")
 let maximumHandles = option("--handles", default: 100_000)
 let iterations = option("--iterations", default: 1000)
-/// `--only read` (floor, query, read — with read-on-executor —, read-on-executor, propagation, fan-out, live-query, many-queries, burst, write-through, writers, bulk, triggers, migrations) runs
+/// `--only read` (floor, query, read — with read-on-executor —, read-on-executor, propagation, fan-out, live-query, many-queries, routing, burst, write-through, writers, bulk, triggers, migrations) runs
 /// that case alone, for working on it.
 let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 func runs(_ name: String) -> Bool { only == nil || only == name }
@@ -39,6 +39,7 @@ do {
     if runs("fan-out") { log("fan-out…"); results += try await cases.fanOut(maximum: maximumHandles) }
     if runs("live-query") { log("live query…"); results.append(try await cases.liveQuery()) }
     if runs("many-queries") { log("many live queries…"); results += try await cases.manyQueries(count: option("--queries", default: 10_000)) }
+    if runs("many-queries") || runs("routing") { log("matching alone…"); results += try await cases.routing(count: option("--queries", default: 10_000)) }
     if runs("burst") { log("burst…"); results.append(try await cases.burst()) }
     if runs("write-through") { log("write-through…"); results.append(try await cases.writeThrough()) }
     if runs("writers") { log("concurrent writers…"); results.append(try await cases.concurrentWriters(writers: option("--writers", default: 8))) }

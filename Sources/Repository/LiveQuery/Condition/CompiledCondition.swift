@@ -1,11 +1,16 @@
 /// A live query's condition ready to evaluate on a row in this process, with SQL's three-valued
 /// logic — or nil from ``compile(_:parameters:columns:)`` when the server must decide.
-struct CompiledCondition: Sendable {
+package struct CompiledCondition: Sendable {
     /// A column of the query's table, as conditions see it.
-    struct Column: Sendable {
+    package struct Column: Sendable {
         let kind: ConditionValue.Kind?
         /// Whether text compares in byte order (`C` or `POSIX` collation): `<` may be evaluated.
         let bytewiseOrder: Bool
+
+        /// A column whose values are compared as `kind` (nil: only `IS NULL` is evaluated here).
+        package init(kind: ConditionValue.Kind?, bytewiseOrder: Bool) {
+            (self.kind, self.bytewiseOrder) = (kind, bytewiseOrder)
+        }
     }
 
     indirect enum Node: Sendable {
@@ -34,7 +39,7 @@ struct CompiledCondition: Sendable {
     let equality: (column: String, values: [ConditionValue])?
 
     /// Compiles `condition` over a table with `columns`; nil when any part is not evaluated here.
-    static func compile(_ condition: String, parameters: [SQLValue], columns: [String: Column]) -> CompiledCondition? {
+    package static func compile(_ condition: String, parameters: [SQLValue], columns: [String: Column]) -> CompiledCondition? {
         guard let node = ConditionParser.parse(condition) else { return nil }
         var compiler = ConditionCompiler(parameters: parameters, columns: columns)
         guard let root = compiler.node(node) else { return nil }

@@ -1,10 +1,10 @@
-import Foundation
+package import Foundation
 
 /// A value a live query's condition compares in this process, compared as PostgreSQL compares
 /// it: integers as integers, `double precision` with NaN equal to itself and above
 /// every number, text byte by byte (what a deterministic collation's equality is), booleans
 /// `false` before `true`, UUIDs by their bytes. Types not listed here are left to the server.
-enum ConditionValue: Hashable, Sendable {
+package enum ConditionValue: Hashable, Sendable {
     case integer(Int64)
     case float(Double)
     case text([UInt8])
@@ -14,7 +14,7 @@ enum ConditionValue: Hashable, Sendable {
     case opaque
 
     /// Which values a column of a type holds here; nil for a type left to the server.
-    enum Kind: Sendable {
+    package enum Kind: Sendable {
         case integer, float, text, boolean, uuid
 
         init?(_ type: PostgresType) {

@@ -7,11 +7,13 @@
 /// A changed row's candidates are the queries its values lead to, those scanned, those the
 /// server checks, and those that hold it now (it may have left them): finding them costs what
 /// the queries concerned cost, not what all of them do.
-struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
-    typealias QueryID = ObjectIdentifier
+package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
+    package init() {}
+
+    package typealias QueryID = ObjectIdentifier
 
     /// How a query's membership is decided.
-    enum Check: Sendable {
+    package enum Check: Sendable {
         case here(CompiledCondition)
         case server
     }
@@ -36,7 +38,7 @@ struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
     // MARK: - Queries
 
     /// A new query, to be run whole first; true when the caller must start the loop.
-    mutating func add(_ query: QueryID, _ check: Check) -> Bool {
+    package mutating func add(_ query: QueryID, _ check: Check) -> Bool {
         checks[query] = check
         switch check {
         case .server: serverChecked.append(query)
@@ -112,22 +114,40 @@ struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
 
     // MARK: - Routing
 
-    /// The queries a row with key `id` may enter or leave; `value` gives its column values
-    /// (nil for a row that is gone).
-    func candidates(for id: ID, values value: ((String) -> ConditionValue?)?) -> Set<QueryID> {
-        var found = holders[id] ?? []
-        guard let value else { return found }
-        found.formUnion(scanned)
-        found.formUnion(serverChecked)
+    /// Each query a row with key `id` may enter or leave, and whether the row is a member of it
+    /// now: nil when the query's condition reads a column `row` could not read (the query must
+    /// run whole). `row` is nil for a row that is gone: it leaves the queries that hold it. The
+    /// queries the server checks take their answer from `server`; those it has none for
+    /// (registered after the statement was made: their first run reads the row) are left out.
+    package func verdicts(for id: ID, row: inout (some ConditionRow)?, server: [QueryID: Bool]) -> [(query: QueryID, member: Bool?)] {
+        let holding = holders[id] ?? []
+        guard row != nil else { return holding.map { ($0, false) } }
+        var found = holding.union(scanned)
         for (column, byValue) in index {
-            if let key = value(column)?.indexKey, let queries = byValue[key] { found.formUnion(queries) }
+            if let key = row?.value(of: column)?.indexKey, let queries = byValue[key] { found.formUnion(queries) }
         }
-        return found
+        var verdicts: [(query: QueryID, member: Bool?)] = []
+        verdicts.reserveCapacity(found.count + serverChecked.count)
+        for query in found {
+            switch checks[query] {
+            case .here(let condition)?:
+                let member = condition.matches { row?.value(of: $0) }
+                verdicts.append((query, condition.columns.isDisjoint(with: row?.unreadable ?? []) ? member : nil))
+            case .server?:
+                if let member = server[query] { verdicts.append((query, member)) }
+            case nil:
+                continue
+            }
+        }
+        for query in serverChecked where !holding.contains(query) {
+            if let member = server[query] { verdicts.append((query, member)) }
+        }
+        return verdicts
     }
 
     /// After `query` applied a read that checked `checked` (nil: ran whole) and found
     /// `matching` among them: who holds what.
-    mutating func record(_ query: QueryID, checked: [ID]?, matching: Set<ID>) {
+    package mutating func record(_ query: QueryID, checked: [ID]?, matching: Set<ID>) {
         guard checks[query] != nil else { return }
         let left = checked.map { Set($0).subtracting(matching) } ?? held[query, default: []].subtracting(matching)
         for id in left {

@@ -31,33 +31,22 @@ extension RecordQueryRouter {
             let serverPositions = serverColumns.compactMapValues { positions[$0] }
             for ((record, version), row) in zip(try RecordTable<R>.decode(result), result) {
                 rows[record.id] = Committed(value: record, version: version)
-                var unreadable = false
-                let value = { (name: String) -> ConditionValue? in
-                    guard let position = positions[name] else { unreadable = true; return nil }
-                    let cell = result.cell(row: row.index, column: position)
-                    guard let kind = self.columnKind(name) else { return cell.bytes == nil ? nil : .opaque }
-                    guard let value = ConditionValue.from(cell, as: kind) else { unreadable = true; return nil }
-                    return value
-                }
-                for query in candidates(for: record.id, values: value) {
-                    let matches: Bool
-                    if let position = serverPositions[query] {
-                        matches = try row.decode(Bool.self, at: position)
-                    } else if let condition = condition(of: query) {
-                        unreadable = false
-                        matches = condition.matches(value)
-                        if unreadable { mustRunWhole.insert(query); continue }
-                    } else {
-                        continue  // registered after the statement was made: its first run reads it
+                var values: ResultRowValues? = ResultRowValues(result, row: row.index, positions: positions, columns: columns)
+                let server = try serverPositions.mapValues { try row.decode(Bool.self, at: $0) }
+                for (query, member) in verdicts(for: record.id, row: &values, server: server) {
+                    guard let member else {
+                        mustRunWhole.insert(query)
+                        continue
                     }
                     reads[query, default: ([], [])].checked.append(record.id)
-                    if matches { reads[query, default: ([], [])].matching.append(record.id) }
+                    if member { reads[query, default: ([], [])].matching.append(record.id) }
                 }
             }
         }
         // Rows that are gone leave the queries that hold them.
         for id in keys where rows[id] == nil {
-            for query in candidates(for: id, values: nil) { reads[query, default: ([], [])].checked.append(id) }
+            var gone: ResultRowValues? = nil
+            for (query, _) in verdicts(for: id, row: &gone, server: [:]) { reads[query, default: ([], [])].checked.append(id) }
         }
         try await deliver(reads, rows: rows, keys: keys, readAs: number)
         for query in mustRunWhole { self.mustRunWhole(query) }
@@ -119,10 +108,5 @@ extension RecordQueryRouter {
             values += predicate.parameters
         }
         return ("SELECT \(select.joined(separator: ", ")) FROM \(table.quoted) WHERE \(table.key.isAny(parameter: 1))", values, serverColumns, skipped)
-    }
-
-    /// The kind a column's values are compared as here; nil for one only `IS NULL` reads.
-    private func columnKind(_ name: String) -> ConditionValue.Kind? {
-        columns[name]?.kind
     }
 }

@@ -113,17 +113,10 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
         return queries.withLock { queries in ids.compactMap { id in queries[id].map { (id, $0.predicate) } } }
     }
 
-    /// The candidates for each row (see ``QueryRoutes/candidates(for:values:)``).
-    func candidates(for id: R.ID, values: ((String) -> ConditionValue?)?) -> Set<ObjectIdentifier> {
-        routes.withLock { $0.candidates(for: id, values: values) }
-    }
-
-    /// How `query` decides membership here (nil: the server does).
-    func condition(of query: ObjectIdentifier) -> CompiledCondition? {
-        routes.withLock { routes in
-            if case .here(let condition)? = routes.checks[query] { return condition }
-            return nil
-        }
+    /// The queries a read row concerns, and whether it is a member of each (see
+    /// ``QueryRoutes/verdicts(for:row:server:)``).
+    func verdicts(for id: R.ID, row: inout ResultRowValues?, server: [ObjectIdentifier: Bool]) -> [(query: ObjectIdentifier, member: Bool?)] {
+        routes.withLock { $0.verdicts(for: id, row: &row, server: server) }
     }
 
     /// After a query applied a read: who holds what.
