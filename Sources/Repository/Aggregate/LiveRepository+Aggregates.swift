@@ -20,22 +20,28 @@ extension LiveRepository {
     }
 
     /// A live query over aggregates: those whose root row matches `condition`, in `order`.
-    /// Like `readAll` for records; elements here
-    /// are whole aggregates, live like `read(_:id:)` of an aggregate.
+    /// Like `readAll` for records, and routed with them (a changed root row is read once for
+    /// every live query over the root table); elements here are whole aggregates, live like
+    /// `read(_:id:)` of an aggregate.
     public func readAll<A: Aggregate>(
         _ type: A.Type = A.self, where condition: String? = nil, parameters: [any SQLValueConvertible] = [],
         orderBy: [SortKey<A>] = []
     ) async throws -> Var<IdentifiedArrayOf<A>> {
         let table = try await aggregateTable(for: A.self)
-        let matching = matchingIDs(A.ID.self, from: table.root.quoted, key: table.root.key,
-                                   try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue)))
+        // Membership is the root rows': a live query over them, routed with every other query
+        // over the root table — so a changed root row is read once for all such queries.
+        let roots = try await routedQuery(table.root, try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue)))
+        let membership = AggregateMembership(roots)
         let source = QuerySource<A>(table: table.qualifiedName, key: table.root.key) { [weak self] ids in
-            // Membership from the root rows; contents from the aggregates' own stores, which
-            // re-read themselves when any of their rows changes.
-            let stores = try await self?.aggregateStores(table, ids: try await matching(ids)) ?? []
+            // Contents from the aggregates' own stores, which re-read themselves when any of
+            // their rows changes.
+            let stores = try await self?.aggregateStores(table, ids: membership.members(among: ids)) ?? []
             return (QueryState<A>.Read(checked: ids, matching: stores.map { ($0.value, $0) }), {})
         }
-        return try await openQuery(source, orderBy: orderBy, readsRows: false)
+        let query = LiveQueryStore(source: source, order: QueryOrder(keys: orderBy), report: report)
+        membership.follow { [weak query] ids in query?.changed(ids) }
+        try await query.load()
+        return query.handle()
     }
 
     func aggregateTable<A: Aggregate>(for _: A.Type) async throws -> AggregateTable<A> {

@@ -32,12 +32,19 @@ extension LiveRepository {
     ) async throws -> Var<IdentifiedArrayOf<R>> where R.ID: Comparable {
         let table = try await table(for: R.self)
         let predicate = try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue))
+        return try await routedQuery(table, predicate, orderBy: orderBy).handle()
+    }
+
+    /// A live query over `table`'s rows matching `predicate`, loaded, and followed through the
+    /// table's router.
+    func routedQuery<R: Record & Equatable>(_ table: RecordTable<R>, _ predicate: QueryPredicate,
+                                            orderBy: [SortKey<R>] = []) async throws -> LiveQueryStore<R> where R.ID: Comparable {
         let router = try await queryRouter(for: table)
         try await waitUntilListening()
         let query = LiveQueryStore(source: recordQuerySource(table, predicate), order: QueryOrder(keys: orderBy),
                                    router: router, onRelease: { [weak router] in router?.forget($0) }, report: report)
         try await router.load(query, predicate)
-        return query.handle()
+        return query
     }
 
     /// The router of `R`'s live queries, made (and registered for announcements) on first use.
@@ -67,20 +74,6 @@ extension LiveRepository {
         if isNew { queries.withLock { $0.append(WeakQuery(query: fresh, readsRows: true)) } }
         guard let router = router as? RecordQueryRouter<R> else { throw CancellationError() }
         return router
-    }
-
-    /// Runs the query's first load and registers it for change announcements.
-    func openQuery<Element: Identifiable & Equatable & Sendable>(
-        _ source: QuerySource<Element>, orderBy: [SortKey<Element>], readsRows: Bool
-    ) async throws -> Var<IdentifiedArray<Element.ID, Element>> where Element.ID: Comparable & Sendable & Decodable {
-        try await waitUntilListening()
-        let query = LiveQueryStore(source: source, order: QueryOrder(keys: orderBy), report: report)
-        queries.withLock { queries in
-            queries = queries.filter { $0.query != nil }
-            queries.append(WeakQuery(query: query, readsRows: readsRows))
-        }
-        try await query.load()
-        return query.handle()
     }
 
     /// How a query over records reads: the rows themselves, with whether each matches, in one
@@ -127,22 +120,6 @@ extension LiveRepository {
                 let held = self.stores.withLock { stores in others.map { stores[$0.key]?.store as? LiveStore<RecordTable<R>> } }
                 for (other, store) in zip(others, held) { store?.applyRead(other.row, sequence: number) }
             })
-        }
-    }
-
-    /// Selects the ids of the rows among `ids` (all when nil) with whether each matches. The
-    /// key is one column (an aggregate's root).
-    func matchingIDs<ID: Codable & SendableMetatype>(_: ID.Type, from quotedTable: String, key: TableKey, _ predicate: QueryPredicate) -> @Sendable ([ID]?) async throws -> [ID] {
-        { [database, reads] ids in
-            var matching: [ID] = []
-            for (sql, values) in try predicate.selectRows(key.selectList, from: quotedTable, key: key, among: ids) {
-                let rows = try await database.query(sql, values)
-                reads.withLock { $0.queries += 1; $0.rows += rows.count }
-                for row in rows where try row.decode(Bool.self, column: QueryPredicate.matchesColumn) {
-                    matching.append(try row.decode(ID.self, at: 0))
-                }
-            }
-            return matching
         }
     }
 

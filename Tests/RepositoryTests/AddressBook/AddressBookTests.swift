@@ -147,4 +147,24 @@ struct AddressBookTests {
         let handle = try await book.readPerson(id: ada.id)
         #expect(handle.value.name == "Zelda")
     }
+
+    @Test("100 live queries over people, each its own name: a renamed person is read once for all of them, and moves from one list to another with their addresses")
+    func manyAggregateQueries() async throws {
+        let repository = book.repository
+        let ada = try await book.addPerson(name: "Ada", streets: ["Ockham Park", "St James's Square"])
+        var lists: [Var<IdentifiedArrayOf<AddressBookKit.Person>>] = []
+        for index in 0..<100 { lists.append(try await repository.readAll(AddressBookKit.Person.self, where: "name = $1", parameters: ["p\(index)"])) }
+        #expect(lists.allSatisfy { $0.value.isEmpty })
+        for (step, name) in ["p7", "p8"].enumerated() {
+            let before = repository.rowQueries
+            try await psql("UPDATE people SET name = '\(name)' WHERE id = \(ada.value.id)", database: database)
+            let target = lists[step + 7]
+            #expect(try await eventually { target.value.first?.addresses.map(\.street) == ["Ockham Park", "St James's Square"] })
+            if step == 1 { #expect(try await eventually { lists[7].value.isEmpty }) }
+            let statements = repository.rowQueries - before
+            // The router's read of the row, and the person's own re-read (root and addresses).
+            #expect(statements <= 3, "\(statements) statements for one renamed person under 100 live queries")
+        }
+        #expect(lists.enumerated().allSatisfy { $0.offset == 8 || $0.element.value.isEmpty })
+    }
 }
