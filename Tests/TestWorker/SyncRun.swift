@@ -155,7 +155,8 @@ func sync<R: SyncRecord>(_ arguments: [String], as _: R.Type) async throws {
     var configuration = try ConnectionConfiguration.environment()
     configuration.applicationName = "sync-worker-\(index)"  // the audit trigger records it
     let database = Database(configuration, maximumConnections: 4)
-    let repository = LiveRepository(database, conflictPolicy: policy)
+    let replication = ProcessInfo.processInfo.environment["SYNC_CHANGE_SOURCE"] == "logicalReplication"
+    let repository = LiveRepository(database, conflictPolicy: policy, changes: replication ? .logicalReplication : .notifications)
     let log = Log(Report(worker: index, policy: arguments[3]), index: index)
 
     let errorWatcher = Task {

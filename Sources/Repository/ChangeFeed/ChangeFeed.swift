@@ -20,9 +20,18 @@ public import Logging
 public final class ChangeFeed: Sendable {
     /// The channel installed triggers announce on (`live.enable_change_notifications`).
     public static let defaultChannel = "live_changes"
+    /// The publication logical replication follows by default (``ChangeSource/logicalReplication(publication:)``).
+    public static let defaultPublication = "live_changes"
 
-    /// The channel this feed listens on.
-    public let channel: String
+    /// Where this feed learns of changes.
+    public let source: ChangeSource
+    /// The channel this feed listens on; for logical replication, the publication it follows.
+    public var channel: String {
+        switch source {
+        case .notifications(let channel): channel
+        case .logicalReplication(let publication): publication
+        }
+    }
     /// Everything the feed reports, in order. Finishes after ``stop()``.
     public let events: AsyncStream<ChangeFeedEvent>
 
@@ -51,11 +60,28 @@ public final class ChangeFeed: Sendable {
                   maximumBackoff: maximumBackoff, logger: logger, types: TypeCatalog())
     }
 
+    /// Follows `source` instead of notifications on a channel: see ``ChangeSource``. The other
+    /// parameters are those of ``init(_:channel:pingInterval:statementDeadline:maximumBackoff:logger:)``.
+    public convenience init(_ configuration: ConnectionConfiguration, source: ChangeSource,
+                            pingInterval: Duration = .seconds(10), statementDeadline: Duration = .seconds(10), maximumBackoff: Duration = .seconds(2),
+                            logger: Logger = Logger(label: "swift-live-postgres", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        self.init(configuration, source: source, pingInterval: pingInterval, statementDeadline: statementDeadline,
+                  maximumBackoff: maximumBackoff, logger: logger, types: TypeCatalog())
+    }
+
     /// The same, sharing `types` with a pool over the same database (its re-reads' types).
-    init(_ configuration: ConnectionConfiguration, channel: String = ChangeFeed.defaultChannel,
+    convenience init(_ configuration: ConnectionConfiguration, channel: String = ChangeFeed.defaultChannel,
+                     pingInterval: Duration = .seconds(10), statementDeadline: Duration = .seconds(10), maximumBackoff: Duration = .seconds(2),
+                     logger: Logger = Logger(label: "swift-live-postgres", factory: { _ in SwiftLogNoOpLogHandler() }), types: TypeCatalog) {
+        self.init(configuration, source: .notifications(channel: channel), pingInterval: pingInterval, statementDeadline: statementDeadline,
+                  maximumBackoff: maximumBackoff, logger: logger, types: types)
+    }
+
+    /// The same, following `source`.
+    init(_ configuration: ConnectionConfiguration, source: ChangeSource,
          pingInterval: Duration = .seconds(10), statementDeadline: Duration = .seconds(10), maximumBackoff: Duration = .seconds(2),
          logger: Logger = Logger(label: "swift-live-postgres", factory: { _ in SwiftLogNoOpLogHandler() }), types: TypeCatalog) {
-        self.channel = channel
+        self.source = source
         // Recognizable in pg_stat_activity, apart from the pool's connections.
         var named = configuration
         named.applicationName += " (change feed)"
@@ -68,14 +94,20 @@ public final class ChangeFeed: Sendable {
         let (events, continuation) = AsyncStream<ChangeFeedEvent>.makeStream()
         self.events = events
         let (isStopping, wakeUpRead, reader) = (isStopping, fds[0], reader)
+        let (makeSession, description): (@Sendable () throws -> any FeedSession, String) = switch source {
+        case .notifications(let channel):
+            ({ try ListenSession(configuration, channel: channel, statementDeadline: statementDeadline, types: types) }, "LISTEN \(channel)")
+        case .logicalReplication(let publication):
+            ({ try ReplicationSession(configuration, publication: publication, statementDeadline: statementDeadline, types: types) },
+             "logical replication of \(publication)")
+        }
         let thread = Thread {
-            // The loop, and the connection it owns, live and die on this thread.
-            ListenLoop(configuration: configuration, channel: channel, pingInterval: pingInterval, statementDeadline: statementDeadline,
-                       maximumBackoff: maximumBackoff, logger: logger, emit: { continuation.yield($0) },
-                       wakeUp: wakeUpRead, isStopping: isStopping, reader: reader, types: types).run()
+            // The loop, and the sessions it opens, live and die on this thread.
+            FeedLoop(makeSession: makeSession, description: description, pingInterval: pingInterval, maximumBackoff: maximumBackoff,
+                     logger: logger, emit: { continuation.yield($0) }, wakeUp: wakeUpRead, isStopping: isStopping, reader: reader).run()
             continuation.finish()
         }
-        thread.name = "change feed \(channel)"
+        thread.name = "change feed (\(description))"
         thread.start()
     }
 

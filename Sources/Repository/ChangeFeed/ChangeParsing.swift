@@ -41,6 +41,11 @@ struct ChangeBatch {
         for change in announcement.changes { fold(change) }
     }
 
+    /// A change read from elsewhere than a notification (the replication stream).
+    mutating func add(_ change: Change) {
+        fold(change)
+    }
+
     /// Keeps one change per (table, key): the last one, except that a row deleted or inserted
     /// on the way counts as inserted (or deleted, if that came last) — a new row, whatever its
     /// version says.

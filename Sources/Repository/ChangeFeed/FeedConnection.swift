@@ -12,13 +12,14 @@ final class FeedConnection {
     /// The database's types not known here by OID (the pool's, when a live repository listens).
     private let types: TypeCatalog
 
-    /// Connects and listens on `channel` (blocking; libpq's `connect_timeout` bounds it).
-    init(_ configuration: ConnectionConfiguration, channel: String, deadline: Duration, types: TypeCatalog) throws {
+    /// Connects and listens on `channel`, if any (blocking; libpq's `connect_timeout` bounds it).
+    init(_ configuration: ConnectionConfiguration, channel: String?, deadline: Duration, types: TypeCatalog) throws {
         pg = try openLibpqConnection(configuration)
         self.types = types
         redact = { configuration.redact($0) }
+        guard let channel else { return }
         do {
-            _ = try run("LISTEN \(SQLIdentifier.quoted(channel))", deadline: deadline) { PQsendQuery($0, "LISTEN \(SQLIdentifier.quoted(channel))") }
+            try execute("LISTEN \(SQLIdentifier.quoted(channel))", deadline: deadline)
         } catch {
             PQfinish(pg)
             throw error
@@ -34,6 +35,33 @@ final class FeedConnection {
     /// Asks the server whether the connection still works, waiting at most `deadline`.
     func ping(deadline: Duration) -> Bool {
         (try? run("SELECT 1", deadline: deadline) { PQsendQuery($0, "SELECT 1") }) != nil && isHealthy
+    }
+
+    /// Runs `sql` by the simple query protocol (the only one a replication connection speaks),
+    /// within `deadline`.
+    @discardableResult
+    func execute(_ sql: String, deadline: Duration) throws -> QueryResult {
+        try run(sql, deadline: deadline) { PQsendQuery($0, sql) }
+    }
+
+    /// Sends `sql` (`START_REPLICATION`) and waits, at most `deadline`, until the server switches
+    /// to streaming (`COPY BOTH`).
+    func startStreaming(_ sql: String, deadline: Duration) throws {
+        try SQLText.refuseNUL(sql)
+        let end = ContinuousClock.now + deadline
+        PQsetnonblocking(pg, 1)
+        guard PQsendQuery(pg, sql) == 1 else { throw lost(sql) }
+        while PQflush(pg) == 1 {
+            guard wait(for: Int16(POLLIN | POLLOUT), until: end) else { throw timedOut(sql, deadline) }
+            if PQconsumeInput(pg) == 0 { throw lost(sql) }
+        }
+        while PQisBusy(pg) == 1 {
+            guard wait(for: Int16(POLLIN), until: end) else { throw timedOut(sql, deadline) }
+            if PQconsumeInput(pg) == 0 { throw lost(sql) }
+        }
+        guard let result = PQgetResult(pg) else { throw lost(sql) }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COPY_BOTH else { throw ResultReader.error(result, statement: sql, redact: redact) }
     }
 
     /// Runs a statement with parameters, prepared once per connection, within `deadline`.

@@ -97,8 +97,21 @@ public final class LiveRepository: Sendable {
     ///   - channel: the NOTIFY channel the installed triggers use.
     ///   - logger: where to log; the database's logger when nil.
     ///   - metricsFactory: where metrics go; the database's when nil.
-    public init(_ database: Database, conflictPolicy: ConflictPolicy = .databaseWins,
-                channel: String = ChangeFeed.defaultChannel, logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil) {
+    public convenience init(_ database: Database, conflictPolicy: ConflictPolicy = .databaseWins,
+                            channel: String = ChangeFeed.defaultChannel, logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil) {
+        self.init(database, conflictPolicy: conflictPolicy, changes: .notifications(channel: channel), logger: logger, metricsFactory: metricsFactory)
+    }
+
+    /// A repository over `database` that learns of changes from `source`: notifications from
+    /// the installed triggers, or logical replication (see ``ChangeSource``). Everything else is
+    /// as with ``init(_:conflictPolicy:channel:logger:metricsFactory:)``.
+    ///
+    /// ```swift
+    /// try await LiveSchema.publish("members", on: database)   // no triggers
+    /// let repository = LiveRepository(database, changes: .logicalReplication)
+    /// ```
+    public init(_ database: Database, conflictPolicy: ConflictPolicy = .databaseWins, changes source: ChangeSource,
+                logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil) {
         self.database = database
         self.policy = conflictPolicy
         let logger = logger ?? database.logger
@@ -112,7 +125,7 @@ public final class LiveRepository: Sendable {
         }
         self.report = report
         context = LiveContext(sequence: sequence, policy: conflictPolicy, report: report, metrics: metrics)
-        feed = ChangeFeed(database.configuration, channel: channel, logger: logger, types: database.types)
+        feed = ChangeFeed(database.configuration, source: source, logger: logger, types: database.types)
         let events = feed.events
         defer { feed.reader.set(self) }  // announced rows are re-read on the feed's thread
         listener.withLock {

@@ -263,6 +263,9 @@ public final class LocalServer: Sendable {
             port = \(port)
             unix_socket_directories = '\(Self.configurationList(socketDirectory))'
             max_connections = 300
+            wal_level = logical
+            max_wal_senders = 64
+            max_replication_slots = 64
             """
         if mode == .throwaway {
             settings += "\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"

@@ -43,7 +43,9 @@ struct ConvergenceRun {
     /// under change notifications (versioned by `xmin`: no version column); an audit of every
     /// committed update (the writing transaction, who, old and new values); a phase.
     /// With `composite`, the table is keyed by `(tenant, id)`, every row of tenant `acme`.
-    static func prepare(_ database: Database, composite: Bool = false) async throws {
+    /// With `replication`, the table is published for logical replication instead of
+    /// announced by triggers.
+    static func prepare(_ database: Database, composite: Bool = false, replication: Bool = false) async throws {
         try await migrateProject(database)
         let key = composite ? "tenant text NOT NULL DEFAULT 'acme', id bigint" : "id bigint PRIMARY KEY"
         try await database.withConnection { connection in
@@ -51,7 +53,7 @@ struct ConvergenceRun {
                 CREATE TABLE sync_rows (\(key), shared bigint NOT NULL DEFAULT 0,
                     w0 bigint NOT NULL DEFAULT 0, w1 bigint NOT NULL DEFAULT 0, w2 bigint NOT NULL DEFAULT 0,
                     w3 bigint NOT NULL DEFAULT 0\(composite ? ", PRIMARY KEY (tenant, id)" : ""));
-                SELECT live.enable_change_notifications('sync_rows');
+                \(replication ? "CREATE PUBLICATION live_changes FOR TABLE sync_rows;" : "SELECT live.enable_change_notifications('sync_rows');")
                 INSERT INTO sync_rows (id) SELECT generate_series(1, \(rows));
                 CREATE TABLE sync_audit (n bigserial PRIMARY KEY, row_id bigint, version bigint, writer text,
                     old_shared bigint, new_shared bigint, old_w bigint[], new_w bigint[]);
@@ -73,8 +75,10 @@ struct ConvergenceRun {
     let database: Database
     /// The connection string the workers use.
     let url: String
-    /// Whether the table is keyed by two columns (see ``prepare(_:composite:)``).
+    /// Whether the table is keyed by two columns (see ``prepare(_:composite:replication:)``).
     var composite = false
+    /// Where the workers learn of changes.
+    var source: ChangeSource = .notifications
     let seed = UInt64.random(in: 0...UInt64(UInt32.max))
 
     /// Starts the workers and lets them write while `fault` runs: for at least ``seconds``, and
@@ -82,7 +86,8 @@ struct ConvergenceRun {
     /// its end ignores that). Then lets them converge and checks every promise. The workers'
     /// reports, for checks particular to the fault.
     func run(fault: @escaping @Sendable () async throws -> String) async throws -> [Report] {
-        let environment = ProcessInfo.processInfo.environment.merging(["DATABASE_URL": url]) { $1 }
+        let environment = ProcessInfo.processInfo.environment.merging(
+            ["DATABASE_URL": url, "SYNC_CHANGE_SOURCE": source == .notifications ? "notifications" : "logicalReplication"]) { $1 }
         let children = try (0..<Self.workers).map { index in
             let policy = index % 2 == 0 ? "databaseWins" : "localWins"
             let arguments: [String] = ["sync", String(index), String(Self.seconds), String(seed &+ UInt64(index) &* 104_729), policy]
@@ -135,7 +140,7 @@ struct ConvergenceRun {
         let unreportedLosses = audit.unreportedLosses(reports)
         let sum = { (figure: (Report) -> Int) in reports.map(figure).reduce(0, +) }
         print("""
-            convergence (seed \(seed)\(composite ? ", composite key" : "")): \(Self.workers) processes × \(Self.rows) rows × \(Self.seconds) s: \
+            convergence (seed \(seed)\(composite ? ", composite key" : "")\(source == .notifications ? "" : ", logical replication")): \(Self.workers) processes × \(Self.rows) rows × \(Self.seconds) s: \
             \(sum(\.sets)) sets (\(sum(\.ownSets)) own column, \(sum(\.sharedConfirmed.count)) shared confirmed), \
             \(audit.commits) commits, conflicts thrown \(sum(\.conflictsThrown)), reported \(sum(\.conflictsReported)), \
             unreported losses \(unreportedLosses.count + ownLost.count), stale writes \(audit.staleWrites.count), \

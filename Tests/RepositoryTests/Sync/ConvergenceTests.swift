@@ -15,11 +15,16 @@ struct ConvergenceTests {
     /// The server restarts once this many commits are audited.
     static let commitsBeforeRestart: Int64 = 100
 
-    @Test("4 processes × 40 rows, mixed policies, statements flipping many rows, listening connections cut: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported")
-    func convergence() async throws {
+    /// The change sources every convergence test runs through.
+    static let sources: [ChangeSource] = [.notifications, .logicalReplication]
+
+    @Test("4 processes × 40 rows, mixed policies, statements flipping many rows, listening connections cut: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported",
+          arguments: sources)
+    func convergence(through source: ChangeSource) async throws {
         let database = try await TestServer.makeDatabase()
-        try await ConvergenceRun.prepare(database)
-        let run = ConvergenceRun(database: database, url: try await TestServer.connectionString(database: database.name()))
+        try await ConvergenceRun.prepare(database, replication: source != .notifications)
+        var run = ConvergenceRun(database: database, url: try await TestServer.connectionString(database: database.name()))
+        run.source = source
         let reports = try await run.run {
             "\(try await Self.cutListeningConnections(of: database)) listening connections cut"
         }
@@ -29,12 +34,13 @@ struct ConvergenceTests {
         #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected (seed \(run.seed))")
     }
 
-    @Test("the same on a table keyed by two columns, (tenant, id): the same promises, listening connections cut")
-    func convergenceOnCompositeKey() async throws {
+    @Test("the same on a table keyed by two columns, (tenant, id): the same promises, listening connections cut", arguments: sources)
+    func convergenceOnCompositeKey(through source: ChangeSource) async throws {
         let database = try await TestServer.makeDatabase()
-        try await ConvergenceRun.prepare(database, composite: true)
+        try await ConvergenceRun.prepare(database, composite: true, replication: source != .notifications)
         var run = ConvergenceRun(database: database, url: try await TestServer.connectionString(database: database.name()))
         run.composite = true
+        run.source = source
         let reports = try await run.run {
             "\(try await Self.cutListeningConnections(of: database)) listening connections cut"
         }
@@ -43,16 +49,19 @@ struct ConvergenceTests {
         #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected (seed \(run.seed))")
     }
 
-    @Test("the same, across a server restart under load: writes under way fail and are reported, and every handle converges after it")
-    func convergenceAcrossRestart() async throws {
+    @Test("the same, across a server restart under load: writes under way fail and are reported, and every handle converges after it",
+          arguments: sources)
+    func convergenceAcrossRestart(through source: ChangeSource) async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/convergence-restart-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try await LocalServer.start(.persistent(directory: directory))
         let database = Database(server.configuration, maximumConnections: 2)
-        try await ConvergenceRun.prepare(database)
+        try await ConvergenceRun.prepare(database, replication: source != .notifications)
         let url = "host=\(server.socketDirectory) port=\(server.port) user=\(server.superuser) dbname=postgres"
         let restarted = Locked<LocalServer?>(nil)
-        let reports = try await ConvergenceRun(database: database, url: url).run {
+        var run = ConvergenceRun(database: database, url: url)
+        run.source = source
+        let reports = try await run.run {
             // Not cancelled once the workers have written long enough: they write on until the
             // server is back.
             try await Task {

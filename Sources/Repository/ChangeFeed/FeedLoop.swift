@@ -1,0 +1,114 @@
+import Foundation
+import Logging
+
+/// The change feed's thread: owns the feed's session (see ``FeedSession``), which nothing else
+/// touches — waits on its socket, hands what arrives to the reader and the feed's events, and,
+/// when the connection is lost, reports it and opens a new session with backoff.
+final class FeedLoop {
+    private let makeSession: () throws -> any FeedSession
+    private let description: String
+    private let pingInterval: Duration
+    private let maximumBackoff: Duration
+    private let logger: Logger
+    private let emit: @Sendable (ChangeFeedEvent) -> Void
+    private let wakeUp: Int32
+    private let isStopping: Locked<Bool>
+    private let reader: WeakChangeFeedReader
+
+    private var session: (any FeedSession)?
+    private var hasConnected = false
+    private var ignored = IgnoredNotifications()
+    private var isInOutage = false
+    private var backoff: Duration = .milliseconds(100)
+
+    /// A loop over the sessions `makeSession` opens (blocking: it connects); `description`
+    /// names the source in the log.
+    init(makeSession: @escaping () throws -> any FeedSession, description: String, pingInterval: Duration, maximumBackoff: Duration,
+         logger: Logger, emit: @escaping @Sendable (ChangeFeedEvent) -> Void, wakeUp: Int32, isStopping: Locked<Bool>, reader: WeakChangeFeedReader) {
+        self.makeSession = makeSession
+        self.description = description
+        self.pingInterval = pingInterval
+        self.maximumBackoff = maximumBackoff
+        self.logger = logger
+        self.emit = emit
+        self.wakeUp = wakeUp
+        self.isStopping = isStopping
+        self.reader = reader
+    }
+
+    func run() {
+        defer {
+            session = nil
+            close(wakeUp)
+        }
+        while !isStopping.withLock({ $0 }) {
+            guard let current = session else {
+                if !connect() {
+                    waitForWakeUp(backoff)
+                    backoff = min(backoff * 2, maximumBackoff)
+                }
+                continue
+            }
+            var descriptors = [pollfd(fd: current.socket, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&descriptors, 2, Self.milliseconds(pingInterval))
+            for line in ignored.flush() { logger.info("\(line.message)", metadata: line.metadata.mapValues { .string($0) }) }
+            if ready < 0 { continue }  // EINTR
+            if descriptors[1].revents != 0 { continue }  // stop() was called
+            let healthy = ready == 0 ? current.idle(output) : current.receive(output)
+            if !healthy { lost(current) }
+        }
+    }
+
+    /// Hands changes to the reader (which re-reads on the session's connection) and to the
+    /// events; logs and reports ignored notifications.
+    private var output: FeedOutput {
+        FeedOutput(changes: { [reader, emit] changes, query in
+            reader.current?.refresh(changes, using: query)
+            emit(.changes(changes))
+        }, ignored: { [self] payload, reason in
+            for line in ignored.record(payload: payload, reason: reason) {
+                logger.info("\(line.message)", metadata: line.metadata.mapValues { .string($0) })
+            }
+            emit(.ignored(payload: payload, reason: reason))
+        })
+    }
+
+    private func connect() -> Bool {
+        do {
+            session = try makeSession()
+        } catch {
+            reportOutage(error as? PostgresError ?? PostgresError(.connectionFailed, "\(error)"))
+            return false
+        }
+        backoff = .milliseconds(100)
+        isInOutage = false
+        emit(hasConnected ? .reconnected : .connected)
+        logger.debug("following changes", metadata: ["source": "\(description)"])
+        hasConnected = true
+        return true
+    }
+
+    private func lost(_ current: any FeedSession) {
+        let message = current.errorMessage
+        session = nil
+        reportOutage(PostgresError(.connectionLost, message.isEmpty ? "the change feed's connection was lost" : message))
+    }
+
+    /// Reports the first failure of an outage; retries during it stay quiet.
+    private func reportOutage(_ error: PostgresError) {
+        guard !isInOutage else { return }
+        isInOutage = true
+        logger.warning("change feed lost its connection; reconnecting", metadata: ["error": "\(error)", "sqlstate": "\(error.sqlState ?? "-")"])
+        emit(.disconnected(error))
+    }
+
+    private func waitForWakeUp(_ duration: Duration) {
+        var descriptor = pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Self.milliseconds(duration))
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        Int32(clamping: ConnectionConfiguration.milliseconds(duration))
+    }
+}

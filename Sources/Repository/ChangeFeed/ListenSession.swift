@@ -1,0 +1,63 @@
+internal import CPostgres
+import Foundation
+
+/// A feed session on a `LISTEN` connection: notifications from the announcement triggers.
+final class ListenSession: FeedSession {
+    private let connection: FeedConnection
+    private let statementDeadline: Duration
+
+    init(_ configuration: ConnectionConfiguration, channel: String, statementDeadline: Duration, types: TypeCatalog) throws {
+        connection = try FeedConnection(configuration, channel: channel, deadline: statementDeadline, types: types)
+        self.statementDeadline = statementDeadline
+    }
+
+    var socket: Int32 { connection.socket }
+    var errorMessage: String { connection.errorMessage }
+
+    func receive(_ output: FeedOutput) -> Bool {
+        PQconsumeInput(connection.pg) != 0 && drain(output)
+    }
+
+    func idle(_ output: FeedOutput) -> Bool {
+        // A silent connection may be dead without the socket saying so: ask the server.
+        connection.ping(deadline: statementDeadline) && drain(output)
+    }
+
+    /// Drains every buffered notification, hands the changes on, and repeats: notifications
+    /// that arrive while they are re-read are buffered by libpq, where `poll` would not see them.
+    private func drain(_ output: FeedOutput) -> Bool {
+        let pg = connection.pg
+        while true {
+            var batch = ChangeBatch()
+            drain(pg, into: &batch)
+            // A statement's announcement comes in parts, sent back to back at commit: wait for
+            // the rest (briefly: a forged "more" only delays), so the statement is one batch.
+            let deadline = ContinuousClock.now + .seconds(1)
+            while batch.awaitsMore, ContinuousClock.now < deadline, waitReadable(pg, until: deadline) {
+                guard PQconsumeInput(pg) != 0 else { break }
+                drain(pg, into: &batch)
+            }
+            guard !batch.isEmpty else { return true }
+            for (payload, reason) in batch.ignored { output.ignored(payload, reason) }
+            guard !batch.changes.isEmpty else { continue }
+            output.changes(batch.changes) { [connection, statementDeadline] sql, values in
+                try connection.query(sql, values, deadline: statementDeadline)
+            }
+            if !connection.isHealthy { return false }
+        }
+    }
+
+    private func drain(_ pg: OpaquePointer, into batch: inout ChangeBatch) {
+        while let notification = PQnotifies(pg) {
+            batch.add(payload: String(cString: notification.pointee.extra))
+            PQfreemem(notification)
+        }
+    }
+
+    /// Waits until the connection's socket is readable (true) or `deadline` passes.
+    private func waitReadable(_ pg: OpaquePointer, until deadline: ContinuousClock.Instant) -> Bool {
+        var descriptor = pollfd(fd: PQsocket(pg), events: Int16(POLLIN), revents: 0)
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        return poll(&descriptor, 1, max(0, Int32(clamping: ConnectionConfiguration.milliseconds(remaining)))) > 0
+    }
+}

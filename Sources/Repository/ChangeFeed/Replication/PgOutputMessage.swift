@@ -1,0 +1,180 @@
+/// A message of PostgreSQL's `pgoutput` logical decoding plugin, protocol version 1 — the part
+/// a change feed needs: transactions, the tables they touch, and the keys of changed rows.
+/// See PostgreSQL's "Logical Replication Message Formats".
+enum PgOutputMessage: Equatable, Sendable {
+    /// A transaction starts; its changes follow, its commit ends it.
+    case begin(finalLSN: UInt64, transaction: UInt32)
+    /// The transaction whose changes came since `begin` committed; `endLSN` is where the
+    /// stream resumes after it.
+    case commit(commitLSN: UInt64, endLSN: UInt64)
+    /// How a table looks, sent before its first change in a session and after it is altered.
+    case relation(Relation)
+    case insert(relation: UInt32, new: [Cell])
+    /// `old` is the old key (or whole old row) when the key changed or the table's replica
+    /// identity is `FULL`.
+    case update(relation: UInt32, old: [Cell]?, new: [Cell])
+    case delete(relation: UInt32, old: [Cell])
+    case truncate(relations: [UInt32])
+    /// Anything else (origins, types, logical messages): nothing a feed needs.
+    case other(UInt8)
+
+    /// A table as the stream describes it.
+    struct Relation: Equatable, Sendable {
+        let id: UInt32
+        let schema: String
+        let name: String
+        let columns: [Column]
+        /// The positions of the key's columns, in the key's order; nil: the columns marked as
+        /// key, in table order.
+        var keyOrder: [Int]?
+
+        init(id: UInt32, schema: String, name: String, columns: [Column]) {
+            (self.id, self.schema, self.name, self.columns) = (id, schema, name, columns)
+        }
+
+        /// The positions of the key's columns, in the key's order.
+        var keyPositions: [Int] { keyOrder ?? columns.indices.filter { columns[$0].isKey } }
+
+        struct Column: Equatable, Sendable {
+            /// Whether the column is part of the replica identity (the primary key, by default).
+            let isKey: Bool
+            let name: String
+            let type: UInt32
+        }
+
+        /// `schema.name`, as live stores name their tables.
+        var qualifiedName: String { schema + "." + name }
+
+        /// The same relation whose key is `key`, in that order (its columns keep their places
+        /// in rows; ``ReplicationStream`` reads the key in this order).
+        func withKey(_ key: [String]) -> Relation {
+            var copy = self
+            copy.keyOrder = key.compactMap { name in columns.firstIndex { $0.name == name } }
+            return copy
+        }
+    }
+
+    /// A column's value in a row of the stream.
+    enum Cell: Equatable, Sendable {
+        case null
+        /// A TOASTed value the change left as it was: not sent.
+        case unchanged
+        case text([UInt8])
+    }
+}
+
+/// Why bytes could not be read as a `pgoutput` message.
+struct PgOutputError: Error, Equatable, CustomStringConvertible {
+    let description: String
+}
+
+extension PgOutputMessage {
+    /// Reads one message (the payload of an `XLogData` copy message).
+    static func decode(_ bytes: some Collection<UInt8>) throws(PgOutputError) -> PgOutputMessage {
+        var reader = PgOutputReader(Array(bytes))
+        let kind = try reader.byte()
+        switch kind {
+        case UInt8(ascii: "B"):
+            let finalLSN = try reader.uint64()
+            _ = try reader.uint64()  // commit time
+            return .begin(finalLSN: finalLSN, transaction: try reader.uint32())
+        case UInt8(ascii: "C"):
+            _ = try reader.byte()  // flags
+            let commitLSN = try reader.uint64()
+            return .commit(commitLSN: commitLSN, endLSN: try reader.uint64())
+        case UInt8(ascii: "R"):
+            let id = try reader.uint32()
+            let schema = try reader.string(), name = try reader.string()
+            _ = try reader.byte()  // replica identity setting
+            let count = try reader.uint16()
+            var columns: [Relation.Column] = []
+            for _ in 0..<count {
+                let flags = try reader.byte()
+                let column = try reader.string()
+                let type = try reader.uint32()
+                _ = try reader.uint32()  // type modifier
+                columns.append(.init(isKey: flags & 1 == 1, name: column, type: type))
+            }
+            return .relation(Relation(id: id, schema: schema, name: name, columns: columns))
+        case UInt8(ascii: "I"):
+            let relation = try reader.uint32()
+            try reader.expect("N")
+            return .insert(relation: relation, new: try reader.tuple())
+        case UInt8(ascii: "U"):
+            let relation = try reader.uint32()
+            var marker = try reader.byte()
+            var old: [Cell]?
+            if marker == UInt8(ascii: "K") || marker == UInt8(ascii: "O") {
+                old = try reader.tuple()
+                marker = try reader.byte()
+            }
+            guard marker == UInt8(ascii: "N") else { throw PgOutputError(description: "an update without its new row") }
+            return .update(relation: relation, old: old, new: try reader.tuple())
+        case UInt8(ascii: "D"):
+            let relation = try reader.uint32()
+            let marker = try reader.byte()
+            guard marker == UInt8(ascii: "K") || marker == UInt8(ascii: "O") else { throw PgOutputError(description: "a delete without its key") }
+            return .delete(relation: relation, old: try reader.tuple())
+        case UInt8(ascii: "T"):
+            let count = try reader.uint32()
+            _ = try reader.byte()  // options
+            var relations: [UInt32] = []
+            for _ in 0..<count { relations.append(try reader.uint32()) }
+            return .truncate(relations: relations)
+        default:
+            return .other(kind)
+        }
+    }
+}
+
+/// Reads big-endian integers, NUL-terminated strings and tuples from a message.
+private struct PgOutputReader {
+    private let bytes: [UInt8]
+    private var position = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func byte() throws(PgOutputError) -> UInt8 {
+        guard position < bytes.count else { throw PgOutputError(description: "a message ends early") }
+        defer { position += 1 }
+        return bytes[position]
+    }
+
+    mutating func expect(_ marker: Unicode.Scalar) throws(PgOutputError) {
+        guard try byte() == UInt8(ascii: marker) else { throw PgOutputError(description: "expected '\(marker)'") }
+    }
+
+    mutating func integer(_ width: Int) throws(PgOutputError) -> UInt64 {
+        guard position + width <= bytes.count else { throw PgOutputError(description: "a message ends early") }
+        defer { position += width }
+        return bytes[position..<position + width].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    mutating func uint16() throws(PgOutputError) -> UInt16 { UInt16(try integer(2)) }
+    mutating func uint32() throws(PgOutputError) -> UInt32 { UInt32(try integer(4)) }
+    mutating func uint64() throws(PgOutputError) -> UInt64 { try integer(8) }
+
+    mutating func string() throws(PgOutputError) -> String {
+        guard let end = bytes[position...].firstIndex(of: 0) else { throw PgOutputError(description: "a string without its end") }
+        defer { position = end + 1 }
+        return String(decoding: bytes[position..<end], as: UTF8.self)
+    }
+
+    mutating func tuple() throws(PgOutputError) -> [PgOutputMessage.Cell] {
+        let count = try uint16()
+        var cells: [PgOutputMessage.Cell] = []
+        for _ in 0..<count {
+            switch try byte() {
+            case UInt8(ascii: "n"): cells.append(.null)
+            case UInt8(ascii: "u"): cells.append(.unchanged)
+            case UInt8(ascii: "t"), UInt8(ascii: "b"):
+                let length = Int(try uint32())
+                guard position + length <= bytes.count else { throw PgOutputError(description: "a value ends early") }
+                cells.append(.text(Array(bytes[position..<position + length])))
+                position += length
+            case let other: throw PgOutputError(description: "unknown column kind \(other)")
+            }
+        }
+        return cells
+    }
+}

@@ -1,0 +1,150 @@
+internal import CPostgres
+import Foundation
+
+/// A feed session on a logical replication stream: a temporary slot decoding with `pgoutput`
+/// the tables of a publication, and a second, ordinary connection for re-reads and lookups.
+///
+/// The slot is temporary: the server drops it when this session's connection ends — however the
+/// process ends — so a process that dies never makes the server keep WAL for it. The price is
+/// that a new session starts from the present: what was committed while there was none is not
+/// streamed, and the feed reports ``ChangeFeedEvent/reconnected`` (re-read everything), as
+/// `LISTEN` does.
+final class ReplicationSession: FeedSession {
+    private let stream: FeedConnection
+    private let queries: FeedConnection
+    private let statementDeadline: Duration
+    private var state = ReplicationStream()
+    /// Where the stream stands: received, and handed on (confirmed to the server).
+    private var received: UInt64 = 0
+    private var confirmed: UInt64 = 0
+
+    /// Opens both connections, makes the publication if there is none, creates the slot and
+    /// starts streaming (blocking).
+    init(_ configuration: ConnectionConfiguration, publication: String, statementDeadline: Duration, types: TypeCatalog) throws {
+        self.statementDeadline = statementDeadline
+        queries = try FeedConnection(configuration, channel: nil, deadline: statementDeadline, types: types)
+        try Self.checkServer(queries, deadline: statementDeadline)
+        try Self.ensure(publication, on: queries, deadline: statementDeadline)
+        stream = try FeedConnection(configuration.overriding("replication", "database"), channel: nil, deadline: statementDeadline, types: types)
+        // Unique on the server: this process's id and a random part.
+        let slot = "live_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+        try stream.execute("CREATE_REPLICATION_SLOT \(slot) TEMPORARY LOGICAL pgoutput NOEXPORT_SNAPSHOT", deadline: statementDeadline)
+        let names = SQLIdentifier.quoted(publication).replacingOccurrences(of: "'", with: "''")
+        try stream.startStreaming("START_REPLICATION SLOT \(slot) LOGICAL 0/0 (proto_version '1', publication_names '\(names)')",
+                                  deadline: statementDeadline)
+    }
+
+    var socket: Int32 { stream.socket }
+    var errorMessage: String { stream.errorMessage }
+
+    func receive(_ output: FeedOutput) -> Bool {
+        guard PQconsumeInput(stream.pg) != 0 else { return false }
+        var buffer: UnsafeMutablePointer<CChar>?
+        while true {
+            let length = PQgetCopyData(stream.pg, &buffer, 1)
+            if length == 0 { break }  // the rest has not arrived yet
+            guard length > 0, let bytes = buffer else { return false }  // -1: the stream ended; -2: an error
+            defer { PQfreemem(bytes) }
+            let message = UnsafeRawBufferPointer(start: bytes, count: Int(length))
+            do {
+                if try !take(message) { return false }
+            } catch {
+                return false
+            }
+        }
+        return handOn(output)
+    }
+
+    func idle(_ output: FeedOutput) -> Bool {
+        sendStatus()
+    }
+
+    /// One copy message: WAL data (a `pgoutput` message) or the server's keepalive.
+    private func take(_ message: UnsafeRawBufferPointer) throws -> Bool {
+        guard let kind = message.first else { return true }
+        switch kind {
+        case UInt8(ascii: "w") where message.count >= 25:
+            let start = Self.uint64(message, at: 1)
+            received = max(received, start)
+            var decoded = try PgOutputMessage.decode(message[25...])
+            if case .relation(let relation) = decoded, relation.columns.filter(\.isKey).count > 1 {
+                decoded = .relation(try inKeyOrder(relation))
+            }
+            try state.receive(decoded)
+            return true
+        case UInt8(ascii: "k") where message.count >= 18:
+            received = max(received, Self.uint64(message, at: 1))
+            // Asked to answer at once (the server is about to time this connection out).
+            return message[17] == 1 ? sendStatus() : true
+        default:
+            return true
+        }
+    }
+
+    /// Hands the committed changes on, then confirms the position after them.
+    private func handOn(_ output: FeedOutput) -> Bool {
+        guard let (changes, through) = state.take() else { return true }
+        output.changes(changes) { [queries, statementDeadline] sql, values in
+            try queries.query(sql, values, deadline: statementDeadline)
+        }
+        confirmed = max(confirmed, through)
+        return sendStatus()
+    }
+
+    /// Tells the server how far this session has handled the stream: it may recycle WAL before
+    /// that point. Only what was handed on is confirmed.
+    private func sendStatus() -> Bool {
+        var message: [UInt8] = [UInt8(ascii: "r")]
+        let now = UInt64(max(0, (Date().timeIntervalSince1970 - 946_684_800) * 1_000_000))
+        for value in [confirmed, confirmed, confirmed, now] {
+            message += (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
+        }
+        message.append(0)
+        let sent = message.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { PQputCopyData(stream.pg, $0.baseAddress, Int32($0.count)) }
+        }
+        return sent == 1 && PQflush(stream.pg) >= 0
+    }
+
+    /// The relation with its key columns marked in the primary key's order, which the stream
+    /// does not give: announcements list a composite key's values in that order.
+    private func inKeyOrder(_ relation: PgOutputMessage.Relation) throws -> PgOutputMessage.Relation {
+        let order = try queries.query("""
+            SELECT a.attname FROM pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, n), pg_attribute a
+            WHERE i.indrelid = $1 AND i.indisprimary AND a.attrelid = i.indrelid AND a.attnum = k.attnum ORDER BY k.n
+            """, [.text(String(relation.id))], deadline: statementDeadline).map { try $0.decode(String.self, at: 0) }
+        return relation.withKey(order)
+    }
+
+    private static func uint64(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
+        (offset..<offset + 8).reduce(0) { $0 << 8 | UInt64(bytes[$1]) }
+    }
+
+    /// What the server must allow, said in one line each: `wal_level = logical`, and a role
+    /// with the `REPLICATION` attribute.
+    private static func checkServer(_ connection: FeedConnection, deadline: Duration) throws {
+        let row = try connection.query("""
+            SELECT current_setting('wal_level'), current_user, rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user
+            """, [], deadline: deadline)[0]
+        let (level, role) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
+        guard level == "logical" else {
+            throw PostgresError(.invalidConfiguration, "logical replication needs wal_level = logical, and the server has \(level): set it in postgresql.conf and restart the server")
+        }
+        guard try row.decode(Bool.self, at: 2) else {
+            let name = SQLIdentifier.quoted(role)
+            throw PostgresError(.invalidConfiguration, "role \(TerminalText.escaped(name, limit: 100)) lacks the REPLICATION attribute logical replication needs: ALTER ROLE \(TerminalText.escaped(name, limit: 100)) WITH REPLICATION")
+        }
+    }
+
+    /// Makes `publication` (with no tables: ``LiveSchema/publish(_:on:publication:)`` adds them)
+    /// unless it exists.
+    private static func ensure(_ publication: String, on connection: FeedConnection, deadline: Duration) throws {
+        let exists = try connection.query("SELECT 1 FROM pg_publication WHERE pubname = $1", [.text(publication)], deadline: deadline)
+        guard exists.isEmpty else { return }
+        do {
+            try connection.execute("CREATE PUBLICATION \(SQLIdentifier.quoted(publication))", deadline: deadline)
+        } catch let error as PostgresError where error.sqlState == "42710" {
+            // Another process made it meanwhile.
+        }
+    }
+}

@@ -1,0 +1,109 @@
+/// What a logical replication stream has said so far — a plain value, used by the feed's thread
+/// alone: the tables it described, the transaction being received, and the changes of committed
+/// transactions not yet handed on, with the position to confirm once they are.
+///
+/// Changes are announcements like the triggers' (table, operation, key, version): the rows are
+/// read again, as for `LISTEN`. A row's version is the transaction's id — its `xmin`, unless it
+/// was written in a subtransaction, where it differs and the row is read again — when the
+/// transaction changed the row once; when it changed the row more than once, 0 (unknown), since
+/// a writer may hold a version of the row from between those changes. A change whose key the
+/// stream does not carry (a NULL or unsent key value) stands for its whole table: a truncate.
+struct ReplicationStream {
+    private var relations: [UInt32: PgOutputMessage.Relation] = [:]
+    private var transaction: Transaction?
+    private var ready = ChangeBatch()
+    /// Where the stream resumes after the last commit in `ready`.
+    private(set) var readyThrough: UInt64 = 0
+
+    private struct Transaction {
+        let id: UInt32
+        var changes: [Change] = []
+        var count: [Key: Int] = [:]
+    }
+
+    private struct Key: Hashable {
+        let table: String
+        let key: ChangeKey
+    }
+
+    /// Takes in one message of the stream.
+    mutating func receive(_ message: PgOutputMessage) throws(PgOutputError) {
+        switch message {
+        case .begin(_, let id):
+            transaction = Transaction(id: id)
+        case .commit(_, let end):
+            guard let finished = transaction else { throw PgOutputError(description: "a commit outside a transaction") }
+            for change in finished.changes {
+                let once = finished.count[Key(table: change.table, key: change.key)] == 1
+                ready.add(Change(table: change.table, operation: change.operation, key: change.key,
+                                 version: once && change.operation != .truncate ? Int64(finished.id) : 0))
+            }
+            readyThrough = end
+            transaction = nil
+        case .relation(let relation):
+            relations[relation.id] = relation
+        case .insert(let id, let new):
+            try record(.insert, id, new)
+        case .update(let id, let old, let new):
+            // A changed key: the old row is gone, the new one is there.
+            if let old, let relation = relations[id], Self.key(old, of: relation) != Self.key(new, of: relation) {
+                try record(.delete, id, old)
+                try record(.insert, id, new)
+            } else {
+                try record(.update, id, new)
+            }
+        case .delete(let id, let old):
+            try record(.delete, id, old)
+        case .truncate(let ids):
+            for id in ids { try truncate(id) }
+        case .other:
+            break
+        }
+    }
+
+    /// The committed changes not yet handed on, and where the stream stands after them; nil
+    /// when there are none.
+    mutating func take() -> (changes: [Change], through: UInt64)? {
+        guard !ready.changes.isEmpty else { return nil }
+        defer { ready = ChangeBatch() }
+        return (ready.changes, readyThrough)
+    }
+
+    private mutating func record(_ operation: Change.Operation, _ id: UInt32, _ row: [PgOutputMessage.Cell]) throws(PgOutputError) {
+        guard let relation = relations[id] else { throw PgOutputError(description: "a change of a table the stream did not describe") }
+        guard let key = Self.key(row, of: relation) else { return try truncate(id) }
+        try append(Change(table: relation.qualifiedName, operation: operation, key: key, version: 0))
+    }
+
+    private mutating func truncate(_ id: UInt32) throws(PgOutputError) {
+        guard let relation = relations[id] else { throw PgOutputError(description: "a truncate of a table the stream did not describe") }
+        try append(Change(table: relation.qualifiedName, operation: .truncate, key: .text(""), version: 0))
+    }
+
+    private mutating func append(_ change: Change) throws(PgOutputError) {
+        guard transaction != nil else { throw PgOutputError(description: "a change outside a transaction") }
+        transaction?.changes.append(change)
+        transaction?.count[Key(table: change.table, key: change.key), default: 0] += 1
+    }
+
+    /// The row's key as announcements carry it — integers as integers, anything else as its
+    /// text, several columns as a composite — or nil when a key column's value is not there.
+    static func key(_ row: [PgOutputMessage.Cell], of relation: PgOutputMessage.Relation) -> ChangeKey? {
+        guard relation.columns.count == row.count else { return nil }
+        var parts: [ChangeKey] = []
+        for position in relation.keyPositions {
+            let column = relation.columns[position]
+            guard case .text(let bytes) = row[position] else { return nil }
+            let text = String(decoding: bytes, as: UTF8.self)
+            switch PostgresType(rawValue: column.type) {
+            case .int2, .int4, .int8:
+                guard let integer = Int64(text) else { return nil }
+                parts.append(.integer(integer))
+            default:
+                parts.append(.text(text))
+            }
+        }
+        guard !parts.isEmpty else { return nil }
+        return parts.count == 1 ? parts[0] : .composite(parts)
+    }
+}

@@ -1,0 +1,40 @@
+extension LiveSchema {
+    /// Adds `table` to `publication` — made, empty, if there is none — for repositories that
+    /// follow changes by logical replication (``ChangeSource/logicalReplication(publication:)``).
+    /// Nothing is installed on the table: no triggers, no cost on its writes. `table` is spelled
+    /// as SQL spells it. Idempotent; processes doing it at once are fine.
+    ///
+    /// The table must have a primary key: a published table's UPDATEs and DELETEs fail without
+    /// one (its replica identity). To do the same in a migration:
+    /// `CREATE PUBLICATION live_changes; ALTER PUBLICATION live_changes ADD TABLE members;`
+    /// - Throws: ``PostgresError`` — for a table without a primary key (kind
+    ///   ``PostgresError/Kind/invalidParameter``), or the server's error, one line: a table that
+    ///   does not exist, a role that may not create the publication or does not own the table.
+    public static func publish(_ table: String, on database: Database, publication: String = ChangeFeed.defaultPublication) async throws {
+        let described = try await database.query("""
+            SELECT $1::regclass::text, EXISTS (SELECT 1 FROM pg_index WHERE indrelid = $1::regclass AND indisprimary),
+                   EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $2),
+                   EXISTS (SELECT 1 FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid
+                           WHERE p.pubname = $2 AND r.prrelid = $1::regclass)
+            """, [table, publication])[0]
+        let (name, hasKey) = (try described.decode(String.self, at: 0), try described.decode(Bool.self, at: 1))
+        guard hasKey else {
+            throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has no primary key: published, its UPDATEs and DELETEs would fail")
+        }
+        let quoted = SQLIdentifier.quoted(publication)
+        if try !described.decode(Bool.self, at: 2) {
+            try await ignoringDuplicate { try await database.query("CREATE PUBLICATION \(quoted)") }
+        }
+        if try !described.decode(Bool.self, at: 3) {
+            // `name` is the server's own spelling of the table (`$1::regclass::text`), quoted as needed.
+            try await ignoringDuplicate { try await database.query("ALTER PUBLICATION \(quoted) ADD TABLE \(name)") }
+        }
+    }
+
+    /// Runs `body`; an object another process created meanwhile (`duplicate_object`) is fine.
+    private static func ignoringDuplicate(_ body: () async throws -> QueryResult) async throws {
+        do {
+            _ = try await body()
+        } catch let error as PostgresError where error.sqlState == "42710" {}
+    }
+}

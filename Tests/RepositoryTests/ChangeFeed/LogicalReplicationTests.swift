@@ -1,0 +1,141 @@
+import Foundation
+import IdentifiedCollections
+@testable import Repository
+import Testing
+
+/// Changes through PostgreSQL's logical replication (`ChangeSource.logicalReplication`), on
+/// tables with no triggers: published, and followed by live values as with notifications.
+@Suite("Logical replication")
+struct LogicalReplicationTests {
+    struct Note: Record, Equatable {
+        static let tableName = "notes"
+        var id: Int64
+        var body: String
+        var n: Int64
+    }
+
+    let database: Database
+    let configuration: ConnectionConfiguration
+
+    init() async throws {
+        var configuration = try await TestServer.makeDatabaseConfiguration()
+        // The feed's own application_name tells its backends apart from the pool's.
+        configuration.applicationName = "replication-\(UInt32.random(in: 0...UInt32.max))"
+        self.configuration = configuration
+        database = Database(configuration)
+        try await database.withConnection { connection in
+            try await connection.execute(script: """
+                CREATE TABLE notes (id bigint PRIMARY KEY, body text NOT NULL, n bigint NOT NULL DEFAULT 0);
+                INSERT INTO notes (id, body) VALUES (1, 'one'), (2, 'two');
+                -- The key's columns in another order than the table's.
+                CREATE TABLE members (user_id text, project_id bigint, role text NOT NULL, PRIMARY KEY (project_id, user_id));
+                INSERT INTO members VALUES ('grace', 7, 'viewer');
+                """)
+        }
+        try await LiveSchema.publish("notes", on: database)
+        try await LiveSchema.publish("members", on: database)
+    }
+
+    func xmin(_ id: Int64) async throws -> Int64 {
+        try await database.query("SELECT xmin::text::bigint FROM notes WHERE id = $1", [id])[0].decode(Int64.self, at: 0)
+    }
+
+    @Test("the feed announces psql's inserts, updates, deletes and truncates with table, key and version; a changed key is a delete and an insert; no triggers are installed")
+    func announcements() async throws {
+        let feed = ChangeFeed(configuration, source: .logicalReplication)
+        defer { feed.stop() }
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.count(.connected) == 1 })
+        #expect(try await database.query("SELECT count(*) FROM pg_trigger WHERE tgrelid IN ('notes'::regclass, 'members'::regclass)")[0].decode(Int64.self, at: 0) == 0)
+
+        try await psql("UPDATE notes SET body = 'uno' WHERE id = 1", database: database)
+        let updated = Change(table: "public.notes", operation: .update, key: .integer(1), version: try await xmin(1))
+        #expect(try await eventually { log.changes.contains(updated) }, "\(log.changes)")
+
+        try await psql("INSERT INTO notes (id, body) VALUES (3, 'three'); DELETE FROM notes WHERE id = 2", database: database)
+        #expect(try await eventually { log.changes.contains { $0.operation == .delete && $0.key == .integer(2) } })
+        #expect(log.changes.contains { $0.operation == .insert && $0.key == .integer(3) && $0.table == "public.notes" })
+
+        try await psql("UPDATE members SET user_id = 'hopper' WHERE project_id = 7", database: database)
+        #expect(try await eventually { log.changes.contains { $0.operation == .insert && $0.key == .composite([.integer(7), .text("hopper")]) } })
+        #expect(log.changes.contains { $0.operation == .delete && $0.key == .composite([.integer(7), .text("grace")]) })
+
+        // One transaction changing a row twice: its version is unknown (0), not the transaction's.
+        try await psql("BEGIN; UPDATE notes SET n = 1 WHERE id = 3; UPDATE notes SET n = 2 WHERE id = 3; COMMIT", database: database)
+        #expect(try await eventually { log.changes.contains { $0.key == .integer(3) && $0.operation == .update && $0.version == 0 } })
+
+        try await psql("TRUNCATE members", database: database)
+        #expect(try await eventually { log.changes.contains { $0.operation == .truncate && $0.table == "public.members" } })
+    }
+
+    @Test("live records and queries follow psql with no triggers: a savepoint's update, a 1 MB value an update leaves alone, a table published while running; writes and conflicts work")
+    func liveValues() async throws {
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let one = try await repository.read(Note.self, id: 1)
+        let all = try await repository.readAll(Note.self, orderBy: [.ascending(\.id)])
+
+        // Written in a subtransaction: the row's xmin is the subtransaction's, not the announced one.
+        try await psql("BEGIN; SAVEPOINT s; UPDATE notes SET body = 'in a savepoint' WHERE id = 1; RELEASE s; COMMIT", database: database)
+        #expect(try await eventually { one.value.body == "in a savepoint" && all.value[id: 1]?.body == "in a savepoint" })
+
+        // A TOASTed value the update does not touch is not in the stream: the row is read again.
+        let big = String(repeating: "x", count: 1_000_000)
+        try await psql("INSERT INTO notes (id, body) VALUES (9, repeat('x', 1000000))", database: database)
+        #expect(try await eventually { all.value[id: 9]?.body == big })
+        let nine = try await repository.read(Note.self, id: 9)
+        try await psql("UPDATE notes SET n = 42 WHERE id = 9", database: database)
+        #expect(try await eventually { nine.value.n == 42 && all.value[id: 9]?.n == 42 })
+        #expect(nine.value.body == big)
+
+        try await psql("DELETE FROM notes WHERE id = 2", database: database)
+        #expect(try await eventually { all.value.ids.elements == [1, 9] })
+
+        // Writes go through, changed columns only, with their optimistic check.
+        one[\.n].value = 5
+        try await one.save()
+        #expect(try await database.query("SELECT n FROM notes WHERE id = 1")[0].decode(Int64.self, at: 0) == 5)
+        try await commitUnderneath(database, "UPDATE notes SET n = 6 WHERE id = 1") { one[\.n].value = 7 }
+        await #expect(throws: LiveRecordError.self) { try await one.save() }
+        #expect(try await eventually { one.value.n == 6 })
+
+        // A table published after the repository started.
+        try await database.query("CREATE TABLE later (id bigint PRIMARY KEY, body text NOT NULL, n bigint NOT NULL DEFAULT 0)")
+        try await database.query("INSERT INTO later VALUES (1, 'first', 0)")
+        try await LiveSchema.publish("later", on: database)
+        struct Later: Record, Equatable { static let tableName = "later"; var id: Int64; var body: String; var n: Int64 }
+        let first = try await repository.read(Later.self, id: 1)
+        try await psql("UPDATE later SET body = 'followed' WHERE id = 1", database: database)
+        #expect(try await eventually { first.value.body == "followed" })
+    }
+
+    @Test("after the replication connection is cut, changes made meanwhile arrive; the temporary slot is gone once the repository closes")
+    func outageAndSlot() async throws {
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        let one = try await repository.read(Note.self, id: 1)
+        let slots = "SELECT count(*) FROM pg_replication_slots WHERE database = current_database()"
+        #expect(try await database.query(slots)[0].decode(Int64.self, at: 0) == 1)
+        for round in 1...3 {
+            try await database.query("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% (change feed)'",
+                                     [database.name()])
+            try await psql("UPDATE notes SET body = 'round \(round)' WHERE id = 1", database: database)
+            #expect(try await eventually { one.value.body == "round \(round)" })
+        }
+        repository.close()
+        #expect(try await eventually { try await database.query(slots)[0].decode(Int64.self, at: 0) == 0 })
+    }
+
+    @Test("a role without the REPLICATION attribute gets a one-line error naming it, and the feed keeps trying")
+    func roleWithoutReplication() async throws {
+        let role = "plain_\(UInt32.random(in: 0...UInt32.max))"
+        try await database.query("CREATE ROLE \(role) LOGIN")
+        try await database.query("GRANT ALL ON notes TO \(role)")
+        let feed = ChangeFeed(configuration.user(role), source: .logicalReplication)
+        defer { feed.stop() }
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.disconnections == 1 })
+        let error = log.events.all.compactMap { if case .disconnected(let error) = $0 { error } else { nil } }.first
+        let message = "\(error.map { "\($0)" } ?? "")"
+        #expect(message.contains("lacks the REPLICATION attribute") && message.contains("ALTER ROLE \"\(role)\" WITH REPLICATION") && !message.contains("\n"), "\(message)")
+    }
+}
