@@ -31,15 +31,27 @@ extension LiveRepository {
         // Membership is the root rows': a live query over them, routed with every other query
         // over the root table — so a changed root row is read once for all such queries.
         let roots = try await routedQuery(table.root, try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue)))
-        let membership = AggregateMembership(roots)
+        let membership = AggregateMembership(roots, table: table.root)
         let source = QuerySource<A>(table: table.qualifiedName, key: table.root.key) { [weak self] ids in
             // Contents from the aggregates' own stores, which re-read themselves when any of
             // their rows changes.
-            let stores = try await self?.aggregateStores(table, ids: membership.members(among: ids)) ?? []
-            return (QueryState<A>.Read(checked: ids, matching: stores.map { ($0.value, $0) }), {})
+            let members = membership.members(among: ids)
+            do {
+                let stores = try await self?.aggregateStores(table, ids: members) ?? []
+                membership.read(ids, members: members, found: stores.map(\.id))
+                return (QueryState<A>.Read(checked: ids, matching: stores.map { ($0.value, $0) }), {})
+            } catch {
+                membership.read(ids, members: members, found: nil)
+                throw error
+            }
         }
         let query = LiveQueryStore(source: source, order: QueryOrder(keys: orderBy), report: report)
-        membership.follow { [weak query] ids in query?.changed(ids) }
+        membership.follow { [weak query] ids in ids.map { query?.changed($0) } ?? query?.rerun() }
+        // For missing aggregates' announcements, and outages (see ``AggregateMembership``).
+        queries.withLock { queries in
+            queries = queries.filter { $0.query != nil }
+            queries.append(WeakQuery(query: membership, readsRows: false))
+        }
         try await query.load()
         return query.handle()
     }

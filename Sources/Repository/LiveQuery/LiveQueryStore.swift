@@ -61,9 +61,18 @@ where Element.ID: Comparable & Sendable {
 
     // MARK: - Membership
 
-    /// Loads the whole result; called once before the first handle is returned.
+    /// Loads the whole result; called once before the first handle is returned. It takes the
+    /// refresh loop's turn: changes asked for meanwhile wait, and are read after it, so that
+    /// none is overtaken by it.
     func load() async throws {
-        try await refresh(nil)
+        guard cell.transition({ (.none, $0.enqueue([])) }) else { return try await refresh(nil) }
+        do {
+            try await refresh(nil)
+        } catch {
+            Task { await refreshLoop() }  // the loop's turn ends: what waits is read
+            throw error
+        }
+        await refreshLoop()
     }
 
     /// Rows with these ids changed: check whether they (still) match, and read their contents.

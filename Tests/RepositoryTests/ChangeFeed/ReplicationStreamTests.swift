@@ -1,0 +1,115 @@
+import PropertyBased
+@testable import Repository
+import Testing
+
+/// The replication stream's decoding and state without a server: `pgoutput` messages as
+/// PostgreSQL's "Logical Replication Message Formats" lays them out, in, announcements out.
+@Suite("Replication stream")
+struct ReplicationStreamTests {
+    /// Builds a message byte by byte, big-endian.
+    struct Bytes {
+        var bytes: [UInt8] = []
+        init(_ kind: Character) { bytes = [kind.asciiValue!] }
+        func byte(_ value: UInt8) -> Bytes { var copy = self; copy.bytes.append(value); return copy }
+        func int(_ value: UInt64, _ width: Int) -> Bytes {
+            var copy = self
+            copy.bytes += (0..<width).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
+            return copy
+        }
+        func string(_ value: String) -> Bytes { var copy = self; copy.bytes += Array(value.utf8) + [0]; return copy }
+        func tuple(_ cells: [String?]) -> Bytes {
+            cells.reduce(int(UInt64(cells.count), 2)) { bytes, cell in
+                guard let cell else { return bytes.byte(UInt8(ascii: "n")) }
+                return bytes.byte(UInt8(ascii: "t")).int(UInt64(cell.utf8.count), 4).raw(Array(cell.utf8))
+            }
+        }
+        func raw(_ more: [UInt8]) -> Bytes { var copy = self; copy.bytes += more; return copy }
+    }
+
+    static func begin(_ xid: UInt32) -> [UInt8] { Bytes("B").int(0x1000, 8).int(0, 8).int(UInt64(xid), 4).bytes }
+    static func commit(_ end: UInt64) -> [UInt8] { Bytes("C").byte(0).int(end - 8, 8).int(end, 8).int(0, 8).bytes }
+    /// `public.notes (id bigint key, body text)`, relation 16384; `public.members (user_id text, project_id bigint)`,
+    /// keyed by both, 16385.
+    static let notes = Bytes("R").int(16384, 4).string("public").string("notes").byte(UInt8(ascii: "d")).int(2, 2)
+        .byte(1).string("id").int(20, 4).int(UInt64(UInt32.max), 4).byte(0).string("body").int(25, 4).int(UInt64(UInt32.max), 4).bytes
+    static let members = Bytes("R").int(16385, 4).string("public").string("members").byte(UInt8(ascii: "d")).int(2, 2)
+        .byte(1).string("user_id").int(25, 4).int(0, 4).byte(1).string("project_id").int(20, 4).int(0, 4).bytes
+
+    func run(_ messages: [[UInt8]], keyOrder: [String]? = nil) throws -> (changes: [Change], through: UInt64)? {
+        var stream = ReplicationStream()
+        for bytes in messages {
+            var message = try PgOutputMessage.decode(bytes)
+            if let keyOrder, case .relation(let relation) = message { message = .relation(relation.withKey(keyOrder)) }
+            try stream.receive(message)
+        }
+        return stream.take()
+    }
+
+    @Test("a transaction's inserts, updates and deletes become announcements at its commit, versioned by its id when a row changed once, 0 when more often")
+    func transaction() throws {
+        let insert = Bytes("I").int(16384, 4).byte(UInt8(ascii: "N")).tuple(["7", "seven"]).bytes
+        let update = Bytes("U").int(16384, 4).byte(UInt8(ascii: "N")).tuple(["8", "eight"]).bytes
+        let again = Bytes("U").int(16384, 4).byte(UInt8(ascii: "N")).tuple(["8", "eight!"]).bytes
+        let delete = Bytes("D").int(16384, 4).byte(UInt8(ascii: "K")).tuple(["9", nil]).bytes
+        var stream = ReplicationStream()
+        for bytes in [Self.notes, Self.begin(500), insert, update, again, delete] { try stream.receive(try PgOutputMessage.decode(bytes)) }
+        let early = stream.take()
+        #expect(early == nil, "nothing before the commit")
+        try stream.receive(try PgOutputMessage.decode(Self.commit(0x2000)))
+        let next = stream.take()
+        let taken = try #require(next)
+        #expect(taken.through == 0x2000)
+        #expect(taken.changes == [
+            Change(table: "public.notes", operation: .insert, key: .integer(7), version: 500),
+            Change(table: "public.notes", operation: .update, key: .integer(8), version: 0),
+            Change(table: "public.notes", operation: .delete, key: .integer(9), version: 500),
+        ])
+        let twice = stream.take()
+        #expect(twice == nil, "taken once")
+    }
+
+    @Test("a composite key comes in the primary key's order; a changed key is the old row's delete and the new row's insert")
+    func compositeKey() throws {
+        let update = Bytes("U").int(16385, 4).byte(UInt8(ascii: "K")).tuple(["grace", "7"]).byte(UInt8(ascii: "N")).tuple(["hopper", "7"]).bytes
+        let taken = try #require(try run([Self.members, Self.begin(9), update, Self.commit(0x3000)], keyOrder: ["project_id", "user_id"]))
+        #expect(taken.changes == [
+            Change(table: "public.members", operation: .delete, key: .composite([.integer(7), .text("grace")]), version: 9),
+            Change(table: "public.members", operation: .insert, key: .composite([.integer(7), .text("hopper")]), version: 9),
+        ])
+    }
+
+    @Test("a truncate names its tables; a change without its key stands for its whole table")
+    func truncateAndKeyless() throws {
+        let truncate = Bytes("T").int(1, 4).byte(0).int(16385, 4).bytes
+        let keyless = Bytes("I").int(16384, 4).byte(UInt8(ascii: "N")).tuple([nil, "x"]).bytes
+        let taken = try #require(try run([Self.members, Self.notes, Self.begin(3), truncate, keyless, Self.commit(0x4000)]))
+        #expect(taken.changes.map(\.operation) == [.truncate, .truncate])
+        #expect(taken.changes.map(\.table) == ["public.members", "public.notes"])
+    }
+
+    @Test("a change of a table the stream never described, or outside a transaction, is an error, not a guess")
+    func malformed() throws {
+        let insert = Bytes("I").int(16384, 4).byte(UInt8(ascii: "N")).tuple(["7", "seven"]).bytes
+        #expect(throws: PgOutputError.self) { try run([Self.begin(1), insert]) }
+        #expect(throws: PgOutputError.self) { try run([Self.notes, insert]) }
+        #expect(throws: PgOutputError.self) { try run([Self.commit(8)]) }
+    }
+
+    @Test("any prefix of a valid message, and random bytes, decode to a message or a PgOutputError — never a crash")
+    func truncatedAndRandomBytes() async {
+        let valid = [Self.notes, Self.members, Self.begin(5), Self.commit(99),
+                     Bytes("U").int(16385, 4).byte(UInt8(ascii: "K")).tuple(["a", "1"]).byte(UInt8(ascii: "N")).tuple(["b", "1"]).bytes,
+                     Bytes("T").int(2, 4).byte(0).int(1, 4).int(2, 4).bytes]
+        for message in valid {
+            #expect(throws: Never.self) { _ = try PgOutputMessage.decode(message) }
+            for length in 0..<message.count {
+                if case .failure(let error) = Result(catching: { () throws -> PgOutputMessage in try PgOutputMessage.decode(message.prefix(length)) }) {
+                    #expect(error is PgOutputError)
+                }
+            }
+        }
+        await propertyCheck(count: 2000, input: Gen.int(in: 0...255).map { UInt8($0) }.array(of: 0...64)) { bytes in
+            if case .failure(let error) = Result(catching: { () throws -> PgOutputMessage in try PgOutputMessage.decode(bytes) }) { #expect(error is PgOutputError) }
+        }
+    }
+}
