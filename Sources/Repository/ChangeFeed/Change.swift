@@ -103,6 +103,10 @@ public enum ChangeFeedEvent: Sendable, Hashable {
     /// Listening again after an outage. Changes committed meanwhile were not announced:
     /// re-read everything you keep.
     case reconnected
+    /// Following again after an outage, from where the feed stopped (logical replication
+    /// resumes its slot): the changes committed meanwhile follow as ``changes(_:)``; nothing
+    /// needs re-reading.
+    case resumed
     /// The listening connection was lost or could not be opened; the feed keeps retrying.
     case disconnected(PostgresError)
     /// Changes drained in one go, one per (table, key): the last announced operation, with the

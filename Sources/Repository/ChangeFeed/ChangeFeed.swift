@@ -29,7 +29,7 @@ public final class ChangeFeed: Sendable {
     public var channel: String {
         switch source {
         case .notifications(let channel): channel
-        case .logicalReplication(let publication): publication
+        case .logicalReplication(let publication, _): publication
         }
     }
     /// Everything the feed reports, in order. Finishes after ``stop()``.
@@ -94,17 +94,23 @@ public final class ChangeFeed: Sendable {
         let (events, continuation) = AsyncStream<ChangeFeedEvent>.makeStream()
         self.events = events
         let (isStopping, wakeUpRead, reader) = (isStopping, fds[0], reader)
-        let (makeSession, description): (@Sendable () throws -> any FeedSession, String) = switch source {
-        case .notifications(let channel):
-            ({ try ListenSession(configuration, channel: channel, statementDeadline: statementDeadline, types: types) }, "LISTEN \(channel)")
-        case .logicalReplication(let publication):
-            ({ try ReplicationSession(configuration, publication: publication, statementDeadline: statementDeadline, types: types) },
-             "logical replication of \(publication)")
+        let description = switch source {
+        case .notifications(let channel): "LISTEN \(channel)"
+        case .logicalReplication(let publication, _): "logical replication of \(publication)"
         }
         let thread = Thread {
-            // The loop, and the sessions it opens, live and die on this thread.
+            // The loop, and the sessions it opens, live and die on this thread — as does the
+            // replication slot they share, dropped when the feed stops.
+            let slot = ReplicationSlot(abandonAfter: { if case .logicalReplication(_, let bytes) = source { bytes } else { 0 } }())
+            let makeSession: () throws -> any FeedSession = switch source {
+            case .notifications(let channel):
+                { try ListenSession(configuration, channel: channel, statementDeadline: statementDeadline, types: types) }
+            case .logicalReplication(let publication, _):
+                { try ReplicationSession(configuration, publication: publication, slot: slot, statementDeadline: statementDeadline, types: types) }
+            }
             FeedLoop(makeSession: makeSession, description: description, pingInterval: pingInterval, maximumBackoff: maximumBackoff,
                      logger: logger, emit: { continuation.yield($0) }, wakeUp: wakeUpRead, isStopping: isStopping, reader: reader).run()
+            slot.drop(configuration, deadline: statementDeadline, types: types)
             continuation.finish()
         }
         thread.name = "change feed (\(description))"

@@ -38,6 +38,7 @@ final class FeedLoop {
 
     func run() {
         defer {
+            session?.finish()
             session = nil
             close(wakeUp)
         }
@@ -83,7 +84,7 @@ final class FeedLoop {
         }
         backoff = .milliseconds(100)
         isInOutage = false
-        emit(hasConnected ? .reconnected : .connected)
+        emit(!hasConnected ? .connected : session?.resumed == true ? .resumed : .reconnected)
         logger.debug("following changes", metadata: ["source": "\(description)"])
         hasConnected = true
         return true

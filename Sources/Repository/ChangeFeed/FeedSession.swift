@@ -7,11 +7,16 @@ protocol FeedSession: AnyObject {
     var socket: Int32 { get }
     /// What libpq last said went wrong, password removed.
     var errorMessage: String { get }
+    /// Whether this session took up the stream where the one before it stopped, so that no
+    /// change was missed in between.
+    var resumed: Bool { get }
     /// Reads what arrived, handing each batch of changes on to `output`; false when the
     /// connection is lost.
     func receive(_ output: FeedOutput) -> Bool
     /// Nothing arrived for a while: checks the connection (false: lost), and may hand on changes.
     func idle(_ output: FeedOutput) -> Bool
+    /// The feed stops: releases what the server keeps for this session.
+    func finish()
 }
 
 /// Where a session hands what it received.

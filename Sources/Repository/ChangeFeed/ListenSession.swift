@@ -13,6 +13,8 @@ final class ListenSession: FeedSession {
 
     var socket: Int32 { connection.socket }
     var errorMessage: String { connection.errorMessage }
+    var resumed: Bool { false }
+    func finish() {}
 
     func receive(_ output: FeedOutput) -> Bool {
         PQconsumeInput(connection.pg) != 0 && drain(output)

@@ -12,7 +12,8 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     case conflict(table: String, key: String, columns: [String], ours: any Sendable, theirs: any Sendable, policy: ConflictPolicy)
     /// The listening connection was lost; live handles are re-read once it is back.
     case changeFeedDisconnected(PostgresError)
-    /// Not a failure: the change feed is listening again, and every live row was re-read.
+    /// Not a failure: the change feed is listening again, and every live row was re-read — or,
+    /// when logical replication resumed its slot, the changes made meanwhile follow.
     case changeFeedReconnected
     /// Re-reading rows after a change announcement failed; the next announcement or
     /// reconnection re-reads them.

@@ -56,8 +56,19 @@ extension LiveRepository {
         case .changes:
             break  // handled on the feed's own thread (ChangeFeedReader)
         case .reconnected:
+            readFailed.withLock { $0 = false }
             feedListens()
             resyncEverything()
+            report(.changeFeedReconnected)
+        case .resumed:
+            // What was committed meanwhile is on its way — but re-reads of changes confirmed
+            // before the outage may have failed in it: then everything is read again.
+            let mustResync = readFailed.withLock { failed in
+                defer { failed = false }
+                return failed
+            }
+            feedListens()
+            if mustResync { resyncEverything() }
             report(.changeFeedReconnected)
         case .disconnected(let error):
             feedFailed()

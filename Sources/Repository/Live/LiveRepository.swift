@@ -57,6 +57,9 @@ public final class LiveRepository: Sendable {
     let announced = Locked(Announcements())
     let listener = Locked<Task<Void, Never>?>(nil)
     let reads = Locked(ReadCount())
+    /// Whether a re-read failed since the feed last (re)connected: a feed that resumes must then
+    /// re-read everything after all, since the changes it confirmed were not all applied.
+    let readFailed = Locked(false)
     let pendingRefresh = Locked<(stores: [ObjectIdentifier: any AnyLiveStore], isRunning: Bool)>(([:], false))
     /// Whether reads may start (see ``ListeningGate``).
     let listening = Locked<(gate: ListeningGate, nextWaiter: Int)>((ListeningGate(), 0))
@@ -118,8 +121,9 @@ public final class LiveRepository: Sendable {
         self.logger = logger
         let metrics = LiveMetrics(factory: metricsFactory ?? database.metrics.factory)
         self.metrics = metrics
-        let broadcast = broadcast
+        let (broadcast, readFailed) = (broadcast, readFailed)
         let report: @Sendable (LiveRecordError) -> Void = { error in
+            if case .refreshFailed = error { readFailed.withLock { $0 = true } }
             broadcast.publish(error)
             Self.log(error, to: logger, metrics: metrics)
         }

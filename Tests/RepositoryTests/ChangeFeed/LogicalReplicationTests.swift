@@ -109,20 +109,46 @@ struct LogicalReplicationTests {
         #expect(try await eventually { first.value.body == "followed" })
     }
 
-    @Test("after the replication connection is cut, changes made meanwhile arrive; the temporary slot is gone once the repository closes")
-    func outageAndSlot() async throws {
+    @Test("after the replication connection is cut, the feed resumes its slot: what was committed meanwhile arrives, and no other row is read again; the slot is gone once the repository closes")
+    func resumeAfterOutage() async throws {
+        try await database.query("INSERT INTO notes (id, body) SELECT i, 'row ' || i FROM generate_series(10, 59) AS i")
         let repository = LiveRepository(database, changes: .logicalReplication)
-        let one = try await repository.read(Note.self, id: 1)
+        let events = Recorder<LiveRecordError>()
+        let watcher = Task { for await error in repository.errors { events.append(error) } }
+        defer { watcher.cancel() }
+        var handles: [Var<Note>] = []
+        for id in 10...59 { handles.append(try await repository.read(Note.self, id: Int64(id))) }
         let slots = "SELECT count(*) FROM pg_replication_slots WHERE database = current_database()"
         #expect(try await database.query(slots)[0].decode(Int64.self, at: 0) == 1)
         for round in 1...3 {
+            let rowsBefore = repository.reads.withLock { $0.rows }
             try await database.query("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% (change feed)'",
                                      [database.name()])
-            try await psql("UPDATE notes SET body = 'round \(round)' WHERE id = 1", database: database)
-            #expect(try await eventually { one.value.body == "round \(round)" })
+            // Committed while the feed is down (or coming back): it arrives from the slot.
+            try await psql("UPDATE notes SET body = 'round \(round)' WHERE id = 10", database: database)
+            #expect(try await eventually { handles[0].value.body == "round \(round)" && events.all.count(where: { if case .changeFeedReconnected = $0 { true } else { false } }) == round })
+            let reread = repository.reads.withLock { $0.rows } - rowsBefore
+            #expect(reread <= 2, "round \(round): \(reread) rows read again after the outage, of 50 live rows")
         }
+        #expect(try await database.query(slots)[0].decode(Int64.self, at: 0) == 1, "the same slot, resumed")
         repository.close()
         #expect(try await eventually { try await database.query(slots)[0].decode(Int64.self, at: 0) == 0 })
+    }
+
+    @Test("a slot a dead process left behind is dropped by the next feed once it holds back more WAL than allowed; others' slots are left alone")
+    func abandonedSlots() async throws {
+        try await database.query("SELECT pg_create_logical_replication_slot('live_feed_1_1', 'pgoutput')")
+        try await database.query("SELECT pg_create_logical_replication_slot('someone_elses', 'pgoutput')")
+        try await database.query("INSERT INTO notes (id, body) SELECT i, 'row ' || i FROM generate_series(100, 199) AS i")
+        let repository = LiveRepository(database, changes: .logicalReplication(abandonAfter: 1))
+        defer { repository.close() }
+        _ = try await repository.read(Note.self, id: 1)
+        let names = "SELECT slot_name FROM pg_replication_slots WHERE database = current_database() ORDER BY slot_name"
+        #expect(try await eventually {
+            let slots = try await database.query(names).map { try $0.decode(String.self, at: 0) }
+            return !slots.contains("live_feed_1_1") && slots.contains("someone_elses") && slots.count == 2
+        })
+        try await database.query("SELECT pg_drop_replication_slot('someone_elses')")
     }
 
     @Test("a role without the REPLICATION attribute gets a one-line error naming it, and the feed keeps trying")

@@ -1,44 +1,66 @@
 internal import CPostgres
 import Foundation
 
-/// A feed session on a logical replication stream: a temporary slot decoding with `pgoutput`
-/// the tables of a publication, and a second, ordinary connection for re-reads and lookups.
+/// A feed session on a logical replication stream: a slot decoding with `pgoutput` the tables
+/// of a publication, and a second, ordinary connection for re-reads and lookups.
 ///
-/// The slot is temporary: the server drops it when this session's connection ends — however the
-/// process ends — so a process that dies never makes the server keep WAL for it. The price is
-/// that a new session starts from the present: what was committed while there was none is not
-/// streamed, and the feed reports ``ChangeFeedEvent/reconnected`` (re-read everything), as
-/// `LISTEN` does.
+/// The slot (see ``ReplicationSlot``) outlives the session: after an outage, the next session
+/// takes up the stream where this one stopped, so the changes committed meanwhile arrive as
+/// changes, and nothing is re-read. When the slot is gone (dropped as abandoned, or the server
+/// invalidated it), the next session starts a new one from the present and is not `resumed`.
 final class ReplicationSession: FeedSession {
-    private let stream: FeedConnection
+    private var stream: FeedConnection?
     private let queries: FeedConnection
+    private let slot: ReplicationSlot
     private let statementDeadline: Duration
     private var state = ReplicationStream()
-    /// Where the stream stands: received, and handed on (confirmed to the server).
-    private var received: UInt64 = 0
-    private var confirmed: UInt64 = 0
+    private var lastCleanUp = ContinuousClock.now
+    let resumed: Bool
 
-    /// Opens both connections, makes the publication if there is none, creates the slot and
-    /// starts streaming (blocking).
-    init(_ configuration: ConnectionConfiguration, publication: String, statementDeadline: Duration, types: TypeCatalog) throws {
+    /// Opens both connections, makes the publication if there is none, and starts streaming —
+    /// from `slot` where it stopped, if it still exists (blocking).
+    init(_ configuration: ConnectionConfiguration, publication: String, slot: ReplicationSlot, statementDeadline: Duration,
+         types: TypeCatalog) throws {
         self.statementDeadline = statementDeadline
+        self.slot = slot
         queries = try FeedConnection(configuration, channel: nil, deadline: statementDeadline, types: types)
         try Self.checkServer(queries, deadline: statementDeadline)
         try Self.ensure(publication, on: queries, deadline: statementDeadline)
-        stream = try FeedConnection(configuration.overriding("replication", "database"), channel: nil, deadline: statementDeadline, types: types)
-        // Unique on the server: this process's id and a random part.
-        let slot = "live_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
-        try stream.execute("CREATE_REPLICATION_SLOT \(slot) TEMPORARY LOGICAL pgoutput NOEXPORT_SNAPSHOT", deadline: statementDeadline)
+        try slot.dropAbandoned(on: queries, deadline: statementDeadline)
+        let stream = try FeedConnection(configuration.overriding("replication", "database"), channel: nil, deadline: statementDeadline, types: types)
         let names = SQLIdentifier.quoted(publication).replacingOccurrences(of: "'", with: "''")
-        try stream.startStreaming("START_REPLICATION SLOT \(slot) LOGICAL 0/0 (proto_version '1', publication_names '\(names)')",
-                                  deadline: statementDeadline)
+        func start(_ name: String, at position: UInt64) throws {
+            let lsn = String(position >> 32, radix: 16, uppercase: true) + "/" + String(position & 0xFFFF_FFFF, radix: 16, uppercase: true)
+            try stream.startStreaming("START_REPLICATION SLOT \(name) LOGICAL \(lsn) (proto_version '1', publication_names '\(names)')",
+                                      deadline: statementDeadline)
+        }
+        var resumed = false
+        if let name = slot.name {
+            do {
+                try start(name, at: slot.confirmed)
+                resumed = true
+            } catch let error as PostgresError where error.sqlState == "42704" || error.sqlState == "55000" {
+                // Gone (dropped as abandoned), or invalidated: a new slot, from the present.
+            }
+        }
+        if !resumed {
+            let name = slot.rename()
+            try stream.execute("CREATE_REPLICATION_SLOT \(name) LOGICAL pgoutput NOEXPORT_SNAPSHOT", deadline: statementDeadline)
+            try start(name, at: 0)
+        }
+        self.stream = stream
+        self.resumed = resumed
     }
 
-    var socket: Int32 { stream.socket }
-    var errorMessage: String { stream.errorMessage }
+    var socket: Int32 { stream?.socket ?? -1 }
+    var errorMessage: String { stream?.errorMessage ?? "" }
+
+    func finish() {
+        stream = nil  // the connection closes: the slot is free to drop
+    }
 
     func receive(_ output: FeedOutput) -> Bool {
-        guard PQconsumeInput(stream.pg) != 0 else { return false }
+        guard let stream, PQconsumeInput(stream.pg) != 0 else { return false }
         var buffer: UnsafeMutablePointer<CChar>?
         while true {
             let length = PQgetCopyData(stream.pg, &buffer, 1)
@@ -56,7 +78,12 @@ final class ReplicationSession: FeedSession {
     }
 
     func idle(_ output: FeedOutput) -> Bool {
-        sendStatus()
+        // Now and then, drop the slots of processes that are gone.
+        if ContinuousClock.now - lastCleanUp > .seconds(30) {
+            lastCleanUp = .now
+            do { try slot.dropAbandoned(on: queries, deadline: statementDeadline) } catch { return false }
+        }
+        return sendStatus()
     }
 
     /// One copy message: WAL data (a `pgoutput` message) or the server's keepalive.
@@ -64,8 +91,6 @@ final class ReplicationSession: FeedSession {
         guard let kind = message.first else { return true }
         switch kind {
         case UInt8(ascii: "w") where message.count >= 25:
-            let start = Self.uint64(message, at: 1)
-            received = max(received, start)
             var decoded = try PgOutputMessage.decode(message[25...])
             if case .relation(let relation) = decoded, relation.columns.filter(\.isKey).count > 1 {
                 decoded = .relation(try inKeyOrder(relation))
@@ -73,7 +98,9 @@ final class ReplicationSession: FeedSession {
             try state.receive(decoded)
             return true
         case UInt8(ascii: "k") where message.count >= 18:
-            received = max(received, Self.uint64(message, at: 1))
+            // Everything sent so far has been taken: WAL up to here (other tables' changes, say)
+            // is not needed again.
+            if state.isBetweenTransactions { slot.confirmed = max(slot.confirmed, (1...8).reduce(0) { $0 << 8 | UInt64(message[$1]) }) }
             // Asked to answer at once (the server is about to time this connection out).
             return message[17] == 1 ? sendStatus() : true
         default:
@@ -87,15 +114,17 @@ final class ReplicationSession: FeedSession {
         output.changes(changes) { [queries, statementDeadline] sql, values in
             try queries.query(sql, values, deadline: statementDeadline)
         }
-        confirmed = max(confirmed, through)
+        slot.confirmed = max(slot.confirmed, through)
         return sendStatus()
     }
 
     /// Tells the server how far this session has handled the stream: it may recycle WAL before
     /// that point. Only what was handed on is confirmed.
     private func sendStatus() -> Bool {
+        guard let stream else { return false }
         var message: [UInt8] = [UInt8(ascii: "r")]
         let now = UInt64(max(0, (Date().timeIntervalSince1970 - 946_684_800) * 1_000_000))
+        let confirmed = slot.confirmed
         for value in [confirmed, confirmed, confirmed, now] {
             message += (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
         }
@@ -114,10 +143,6 @@ final class ReplicationSession: FeedSession {
             WHERE i.indrelid = $1 AND i.indisprimary AND a.attrelid = i.indrelid AND a.attnum = k.attnum ORDER BY k.n
             """, [.text(String(relation.id))], deadline: statementDeadline).map { try $0.decode(String.self, at: 0) }
         return relation.withKey(order)
-    }
-
-    private static func uint64(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
-        (offset..<offset + 8).reduce(0) { $0 << 8 | UInt64(bytes[$1]) }
     }
 
     /// What the server must allow, said in one line each: `wal_level = logical`, and a role

@@ -61,6 +61,9 @@ struct ReplicationStream {
         }
     }
 
+    /// Whether every change received has been taken: no transaction is open, none waits.
+    var isBetweenTransactions: Bool { transaction == nil && ready.changes.isEmpty }
+
     /// The committed changes not yet handed on, and where the stream stands after them; nil
     /// when there are none.
     mutating func take() -> (changes: [Change], through: UInt64)? {

@@ -1,0 +1,65 @@
+import Foundation
+
+/// The replication slot a change feed's sessions share across outages — its name, and how far
+/// the feed handed the stream on — so that a new session resumes where the last one stopped.
+/// Used by the feed's thread alone.
+///
+/// The slot is permanent, so that it outlives a lost connection; it is dropped when the feed
+/// stops. A process that dies leaves its slot behind, holding WAL: any process following a
+/// publication drops the library's inactive slots (named `live_feed_…`) that hold back more
+/// than `abandonAfter` bytes of WAL, or that the server gave up on (`max_slot_wal_keep_size`).
+/// A feed whose slot was dropped during its outage starts a new one, and re-reads everything.
+final class ReplicationSlot {
+    static let prefix = "live_feed_"
+
+    private(set) var name: String?
+    /// The end of the last transaction handed on: where a resumed stream starts.
+    var confirmed: UInt64 = 0
+    let abandonAfter: Int
+
+    init(abandonAfter: Int) {
+        self.abandonAfter = abandonAfter
+    }
+
+    /// A new slot's name, unique on the server: this process's id and a random part.
+    func rename() -> String {
+        let fresh = "\(Self.prefix)\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+        (name, confirmed) = (fresh, 0)
+        return fresh
+    }
+
+    /// Drops this library's slots that no session uses and that hold back more than
+    /// `abandonAfter` bytes of WAL (or that the server invalidated) — not this feed's own.
+    func dropAbandoned(on connection: FeedConnection, deadline: Duration) throws {
+        do {
+            _ = try connection.query("""
+                SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+                WHERE slot_type = 'logical' AND database = current_database() AND NOT active
+                  AND starts_with(slot_name, $1) AND slot_name <> $2
+                  AND (wal_status = 'lost' OR pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn) > $3)
+                """, [.text(Self.prefix), .text(name ?? ""), .text(String(abandonAfter))], deadline: deadline)
+        } catch let error as PostgresError where ["42704", "55006"].contains(error.sqlState) {
+            // Another process dropped one first, or a session took one up meanwhile.
+        }
+    }
+
+    /// Drops this feed's slot (the feed stops): once its session's connection is gone, within
+    /// `deadline`. What remains, if this fails, is dropped later as abandoned.
+    func drop(_ configuration: ConnectionConfiguration, deadline: Duration, types: TypeCatalog) {
+        guard let name else { return }
+        self.name = nil
+        guard let connection = try? FeedConnection(configuration, channel: nil, deadline: deadline, types: types) else { return }
+        let end = ContinuousClock.now + deadline
+        while ContinuousClock.now < end {
+            // The walsender of the session just closed may still hold it for a moment.
+            guard let left = try? connection.query("""
+                SELECT count(*) FILTER (WHERE NOT active AND pg_drop_replication_slot(slot_name) IS NULL), count(*)
+                FROM pg_replication_slots WHERE slot_name = $1
+                """, [.text(name)], deadline: deadline).first,
+                let remaining = try? left.decode(Int64.self, at: 1), let dropped = try? left.decode(Int64.self, at: 0)
+            else { return }
+            if remaining == 0 || dropped == remaining { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+}
