@@ -5,6 +5,13 @@ import Repository
 struct Cases {
     let environment: BenchEnvironment
     let iterations: Int
+    /// Where the repositories of the propagation, burst and bulk cases learn of changes.
+    var source: ChangeSource = .notifications
+
+    /// A repository over the bench database, following ``source``.
+    func makeRepository() -> LiveRepository {
+        LiveRepository(environment.database, changes: source)
+    }
 
     /// `read(id:)` — fetch, decode, handle — against `PQexecPrepared` of the same SELECT,
     /// measured alternately.
@@ -83,7 +90,7 @@ struct Cases {
 
     /// Time from a committed UPDATE of row 1 to its observer, with `handles` rows live.
     func observedChange(handles: Int, writer: RawPostgres, repository existing: LiveRepository? = nil) async throws -> Samples {
-        let repository = existing ?? LiveRepository(environment.database)
+        let repository = existing ?? makeRepository()
         defer { if existing == nil { repository.close() } }
         let signal = UpdateSignal()
         let handle = try await repository.read(BenchRow.self, id: 1)
@@ -133,7 +140,7 @@ struct Cases {
         let ids = "{" + (1...rows).map(String.init).joined(separator: ",") + "}"
         let baseline = await measure(20, warmUp: 3) { raw.executePrepared("batch", [ids]) }
 
-        let repository = LiveRepository(environment.database)
+        let repository = makeRepository()
         defer { repository.close() }
         var handles: [Var<BenchRow>] = []
         for id in 1...rows { handles.append(try await repository.read(BenchRow.self, id: Int64(id))) }

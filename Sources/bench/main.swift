@@ -11,7 +11,7 @@ func option(_ name: String, default value: Int) -> Int {
 let json = arguments.contains("--json")
 let maximumHandles = option("--handles", default: 100_000)
 let iterations = option("--iterations", default: 1000)
-/// `--only read` (floor, query, read — with read-on-executor —, read-on-executor, propagation, fan-out, live-query, many-queries, routing, burst, write-through, writers, bulk, triggers, migrations) runs
+/// `--only read` (floor, query, read — with read-on-executor —, read-on-executor, propagation, fan-out, live-query, many-queries, routing, burst, replication, write-through, writers, bulk, triggers, migrations) runs
 /// that case alone, for working on it.
 let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 func runs(_ name: String) -> Bool { only == nil || only == name }
@@ -27,9 +27,11 @@ do {
     if runs("query") { log("query…"); results.append(try await cases.query()) }
     if runs("read") { log("read…"); results.append(try await cases.read()) }
     if runs("read") || runs("read-on-executor") { log("read on the executor…"); results.append(try await cases.readOnExecutor()) }
-    if runs("propagation") {
+    var propagationBudget: Double?
+    if runs("propagation") || runs("replication") {
         log("propagation…")
         let (propagation, triggerPath) = try await cases.propagation()
+        propagationBudget = propagation.baseline
         results.append(propagation)
         results.append(BenchResult(name: "UPDATE -> NOTIFY (raw)", unit: "us", library: triggerPath.p50, libraryP99: triggerPath.p99,
                                    baseline: propagation.baseline, baselineP99: propagation.baselineP99,
@@ -45,6 +47,10 @@ do {
     if runs("writers") { log("concurrent writers…"); results.append(try await cases.concurrentWriters(writers: option("--writers", default: 8))) }
     if runs("bulk") { log("bulk update under a live query…"); results.append(try await cases.bulkUnderLiveQuery()) }
     if runs("triggers") { log("trigger overhead…"); results.append(try await cases.triggerOverhead()) }
+    if runs("replication"), let propagationBudget {
+        log("through logical replication…")
+        results += try await cases.replication(budget: propagationBudget)
+    }
     if runs("migrations") { log("migrations…"); results += try await cases.migrations() }
     try await environment.tearDown()
     print(json ? try Report.json(results, machine: Report.machine) : Report.table(results, machine: Report.machine))

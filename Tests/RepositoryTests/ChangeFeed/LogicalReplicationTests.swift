@@ -165,3 +165,38 @@ struct LogicalReplicationTests {
         #expect(message.contains("lacks the REPLICATION attribute") && message.contains("ALTER ROLE \"\(role)\" WITH REPLICATION") && !message.contains("\n"), "\(message)")
     }
 }
+
+extension LogicalReplicationTests {
+    @Test("300 updates in a row by another connection, each waited for: every one arrives — the stream sends a commit a moment before it is visible, and the re-read waits for that")
+    func manyUpdatesInARow() async throws {
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let one = try await repository.read(Note.self, id: 1)
+        let writer = Database(configuration, maximumConnections: 1)
+        defer { writer.close() }
+        for value in 1...300 {
+            try await writer.query("UPDATE notes SET n = $1 WHERE id = 1", [value])
+            let arrived = try await eventually(timeout: .seconds(10)) { one.value.n == Int64(value) }
+            #expect(arrived, "update \(value) did not arrive: the handle holds \(one.value.n)")
+            if !arrived { return }
+        }
+    }
+}
+
+extension LogicalReplicationTests {
+    @Test("300 updates in a row through the feed alone: each arrives, with its transaction's id as version")
+    func feedUpdatesInARow() async throws {
+        let feed = ChangeFeed(configuration, source: .logicalReplication)
+        defer { feed.stop() }
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.count(.connected) == 1 })
+        let writer = Database(configuration, maximumConnections: 1)
+        defer { writer.close() }
+        for value in 1...300 {
+            let version = try await writer.query("UPDATE notes SET n = $1 WHERE id = 1 RETURNING xmin::text::bigint", [value])[0].decode(Int64.self, at: 0)
+            let arrived = try await eventually(timeout: .seconds(5)) { log.changes.contains { $0.version == version } }
+            #expect(arrived, "update \(value) (version \(version)) did not arrive; last: \(log.changes.suffix(2)); events: \(log.events.all.suffix(3))")
+            if !arrived { return }
+        }
+    }
+}

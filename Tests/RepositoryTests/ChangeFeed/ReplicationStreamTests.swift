@@ -35,7 +35,7 @@ struct ReplicationStreamTests {
     static let members = Bytes("R").int(16385, 4).string("public").string("members").byte(UInt8(ascii: "d")).int(2, 2)
         .byte(1).string("user_id").int(25, 4).int(0, 4).byte(1).string("project_id").int(20, 4).int(0, 4).bytes
 
-    func run(_ messages: [[UInt8]], keyOrder: [String]? = nil) throws -> (changes: [Change], through: UInt64)? {
+    func run(_ messages: [[UInt8]], keyOrder: [String]? = nil) throws -> (changes: [Change], transactions: [UInt32], through: UInt64)? {
         var stream = ReplicationStream()
         for bytes in messages {
             var message = try PgOutputMessage.decode(bytes)
@@ -58,7 +58,7 @@ struct ReplicationStreamTests {
         try stream.receive(try PgOutputMessage.decode(Self.commit(0x2000)))
         let next = stream.take()
         let taken = try #require(next)
-        #expect(taken.through == 0x2000)
+        #expect(taken.through == 0x2000 && taken.transactions == [500])
         #expect(taken.changes == [
             Change(table: "public.notes", operation: .insert, key: .integer(7), version: 500),
             Change(table: "public.notes", operation: .update, key: .integer(8), version: 0),

@@ -108,14 +108,38 @@ final class ReplicationSession: FeedSession {
         }
     }
 
-    /// Hands the committed changes on, then confirms the position after them.
+    /// Hands the committed changes on — once their transactions are visible to the reads they
+    /// prompt — then confirms the position after them.
     private func handOn(_ output: FeedOutput) -> Bool {
-        guard let (changes, through) = state.take() else { return true }
+        guard let (changes, transactions, through) = state.take() else { return true }
+        do {
+            try waitUntilVisible(transactions)
+        } catch {
+            return false
+        }
         output.changes(changes) { [queries, statementDeadline] sql, values in
             try queries.query(sql, values, deadline: statementDeadline)
         }
         slot.confirmed = max(slot.confirmed, through)
         return sendStatus()
+    }
+
+    /// Waits until new snapshots see `transactions` committed. The stream sends a commit once
+    /// its WAL is flushed, which comes a moment before the transaction stops counting as in
+    /// progress: a row read at once could still be the old one, and its change lost.
+    private func waitUntilVisible(_ transactions: [UInt32]) throws {
+        let statement = """
+            SELECT bool_and(pg_visible_in_snapshot((CASE WHEN x <= xmax % 4294967296 THEN floor(xmax / 4294967296)
+                ELSE floor(xmax / 4294967296) - 1 END * 4294967296 + x)::text::xid8, snapshot))
+            FROM (SELECT pg_current_snapshot() AS snapshot, pg_snapshot_xmax(pg_current_snapshot())::text::numeric AS xmax) s,
+                 unnest($1::bigint[]) AS x
+            """
+        let ids = SQLValue.text("{" + transactions.map(String.init).joined(separator: ",") + "}")
+        let end = ContinuousClock.now + statementDeadline
+        while try !queries.query(statement, [ids], deadline: statementDeadline)[0].decode(Bool.self, at: 0) {
+            guard ContinuousClock.now < end else { throw PostgresError(.connectionLost, "committed transactions did not become visible") }
+            Thread.sleep(forTimeInterval: 0.0002)
+        }
     }
 
     /// Tells the server how far this session has handled the stream: it may recycle WAL before

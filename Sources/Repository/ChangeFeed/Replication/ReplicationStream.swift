@@ -12,6 +12,8 @@ struct ReplicationStream {
     private var relations: [UInt32: PgOutputMessage.Relation] = [:]
     private var transaction: Transaction?
     private var ready = ChangeBatch()
+    /// The ids of the committed transactions whose changes are in `ready`.
+    private var readyTransactions: [UInt32] = []
     /// Where the stream resumes after the last commit in `ready`.
     private(set) var readyThrough: UInt64 = 0
 
@@ -39,6 +41,7 @@ struct ReplicationStream {
                                  version: once && change.operation != .truncate ? Int64(finished.id) : 0))
             }
             readyThrough = end
+            if !finished.changes.isEmpty { readyTransactions.append(finished.id) }
             transaction = nil
         case .relation(let relation):
             relations[relation.id] = relation
@@ -64,12 +67,12 @@ struct ReplicationStream {
     /// Whether every change received has been taken: no transaction is open, none waits.
     var isBetweenTransactions: Bool { transaction == nil && ready.changes.isEmpty }
 
-    /// The committed changes not yet handed on, and where the stream stands after them; nil
-    /// when there are none.
-    mutating func take() -> (changes: [Change], through: UInt64)? {
+    /// The committed changes not yet handed on, the transactions that made them, and where the
+    /// stream stands after them; nil when there are none.
+    mutating func take() -> (changes: [Change], transactions: [UInt32], through: UInt64)? {
         guard !ready.changes.isEmpty else { return nil }
-        defer { ready = ChangeBatch() }
-        return (ready.changes, readyThrough)
+        defer { (ready, readyTransactions) = (ChangeBatch(), []) }
+        return (ready.changes, readyTransactions, readyThrough)
     }
 
     private mutating func record(_ operation: Change.Operation, _ id: UInt32, _ row: [PgOutputMessage.Cell]) throws(PgOutputError) {
