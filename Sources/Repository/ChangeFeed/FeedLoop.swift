@@ -85,8 +85,10 @@ final class FeedLoop {
         backoff = .milliseconds(100)
         isInOutage = false
         emit(!hasConnected ? .connected : session?.resumed == true ? .resumed : .reconnected)
-        logger.debug("following changes", metadata: ["source": "\(description)"])
+        logger.debug("listening", metadata: ["source": "\(description)"])
         hasConnected = true
+        // What libpq read while the session started is in its buffer, where `poll` cannot see it.
+        if let session, !session.receive(output) { lost(session) }
         return true
     }
 

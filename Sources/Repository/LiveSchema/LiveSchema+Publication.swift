@@ -7,23 +7,34 @@ extension LiveSchema {
     /// The table must have a primary key: a published table's UPDATEs and DELETEs fail without
     /// one (its replica identity). To do the same in a migration:
     /// `CREATE PUBLICATION live_changes; ALTER PUBLICATION live_changes ADD TABLE members;`
-    /// - Throws: ``PostgresError`` — for a table without a primary key (kind
-    ///   ``PostgresError/Kind/invalidParameter``), or the server's error, one line: a table that
+    /// - Throws: ``PostgresError`` — for a table without a primary key, or with a key column of
+    ///   another type than integer, text or uuid (kind ``PostgresError/Kind/invalidParameter``), or
+    ///   the server's error, one line: a table that
     ///   does not exist, a role that may not create the publication or does not own the table.
     public static func publish(_ table: String, on database: Database, publication: String = ChangeFeed.defaultPublication) async throws {
         let described = try await database.query("""
-            SELECT $1::regclass::text, EXISTS (SELECT 1 FROM pg_index WHERE indrelid = $1::regclass AND indisprimary),
+            SELECT $1::regclass::text,
+                   EXISTS (SELECT 1 FROM pg_index WHERE indrelid = $1::regclass AND indisprimary)
+                   AND (SELECT relreplident <> 'n' FROM pg_class WHERE oid = $1::regclass),
                    EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $2),
                    EXISTS (SELECT 1 FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid
-                           WHERE p.pubname = $2 AND r.prrelid = $1::regclass)
+                           WHERE p.pubname = $2 AND r.prrelid = $1::regclass),
+                   (SELECT string_agg(format('%s (%s)', a.attname, format_type(a.atttypid, a.atttypmod)), ', ')
+                    FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+                    WHERE i.indrelid = $1::regclass AND i.indisprimary
+                      AND a.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'text'::regtype,
+                                             'varchar'::regtype, 'bpchar'::regtype, 'uuid'::regtype))
             """, [table, publication])[0]
         let (name, hasKey) = (try described.decode(String.self, at: 0), try described.decode(Bool.self, at: 1))
         guard hasKey else {
-            throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has no primary key: published, its UPDATEs and DELETEs would fail")
+            throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has no primary key (or REPLICA IDENTITY NOTHING): published, its UPDATEs and DELETEs would fail")
+        }
+        if let columns = try described.decode(String?.self, at: 4) {
+            throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has key columns of a type changes cannot name rows by (integer, text or uuid only): \(TerminalText.escaped(columns, limit: 200))")
         }
         let quoted = SQLIdentifier.quoted(publication)
         if try !described.decode(Bool.self, at: 2) {
-            try await ignoringDuplicate { try await database.query("CREATE PUBLICATION \(quoted)") }
+            try await ignoringDuplicate { try await database.query("CREATE PUBLICATION \(quoted) WITH (publish_via_partition_root = true)") }
         }
         if try !described.decode(Bool.self, at: 3) {
             // `name` is the server's own spelling of the table (`$1::regclass::text`), quoted as needed.

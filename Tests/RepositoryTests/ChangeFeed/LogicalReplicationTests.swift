@@ -18,7 +18,7 @@ struct LogicalReplicationTests {
     let configuration: ConnectionConfiguration
 
     init() async throws {
-        var configuration = try await TestServer.makeDatabaseConfiguration()
+        var configuration = try await TestServer.makeDatabaseConfiguration(replication: true)
         // The feed's own application_name tells its backends apart from the pool's.
         configuration.applicationName = "replication-\(UInt32.random(in: 0...UInt32.max))"
         self.configuration = configuration
@@ -198,5 +198,51 @@ extension LogicalReplicationTests {
             #expect(arrived, "update \(value) (version \(version)) did not arrive; last: \(log.changes.suffix(2)); events: \(log.events.all.suffix(3))")
             if !arrived { return }
         }
+    }
+}
+
+extension LogicalReplicationTests {
+    @Test("a partitioned table is followed as itself; a replica identity on another index still finds rows by key; publish refuses keys changes cannot name")
+    func tableShapes() async throws {
+        try await database.withConnection { connection in
+            try await connection.execute(script: """
+                CREATE TABLE events (id bigint, region text, body text NOT NULL, PRIMARY KEY (id, region)) PARTITION BY LIST (region);
+                CREATE TABLE events_eu PARTITION OF events FOR VALUES IN ('eu');
+                CREATE TABLE events_us PARTITION OF events FOR VALUES IN ('us');
+                INSERT INTO events VALUES (1, 'eu', 'first'), (2, 'us', 'second');
+                CREATE TABLE accounts (id bigint PRIMARY KEY, email text NOT NULL UNIQUE, balance bigint NOT NULL);
+                ALTER TABLE accounts REPLICA IDENTITY USING INDEX accounts_email_key;
+                INSERT INTO accounts VALUES (1, 'ada@example.com', 10), (2, 'grace@example.com', 20);
+                CREATE TABLE priced (price numeric PRIMARY KEY);
+                """)
+        }
+        try await LiveSchema.publish("events", on: database)
+        try await LiveSchema.publish("accounts", on: database)
+        let refused = await #expect(throws: PostgresError.self) { try await LiveSchema.publish("priced", on: database) }
+        #expect("\(refused.map { "\($0)" } ?? "")".contains("price (numeric)"))
+
+        struct Event: Record, Equatable {
+            static let tableName = "events"
+            struct Key: Hashable, Codable, Sendable, Comparable {
+                var id: Int64
+                var region: String
+                static func < (a: Key, b: Key) -> Bool { (a.id, a.region) < (b.id, b.region) }
+            }
+            var id: Key { Key(id: eventId, region: region) }
+            var eventId: Int64
+            var region: String
+            var body: String
+            enum CodingKeys: String, CodingKey { case eventId = "id", region, body }
+        }
+        struct Account: Record, Equatable { static let tableName = "accounts"; var id: Int64; var email: String; var balance: Int64 }
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let events = try await repository.readAll(Event.self, orderBy: [.ascending(\.eventId)])
+        let ada = try await repository.read(Account.self, id: 1)
+        let accounts = try await repository.readAll(Account.self, orderBy: [.ascending(\.id)])
+        try await psql("UPDATE events SET body = 'changed' WHERE id = 1; INSERT INTO events VALUES (3, 'us', 'third')", database: database)
+        #expect(try await eventually { events.value.map(\.body) == ["changed", "second", "third"] })
+        try await psql("UPDATE accounts SET balance = 11 WHERE id = 1; DELETE FROM accounts WHERE id = 2", database: database)
+        #expect(try await eventually { ada.value.balance == 11 && accounts.value.ids.elements == [1] })
     }
 }

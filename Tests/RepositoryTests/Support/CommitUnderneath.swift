@@ -12,7 +12,7 @@ func commitUnderneath(_ database: Database, _ sql: String, while edit: () -> Voi
         edit()
         let name = try await database.name()
         #expect(try await eventually {
-            try await TestServer.admin.value.query(
+            try await (name.hasPrefix("repl_") ? TestServer.streamingAdmin : TestServer.admin).value.query(
                 "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'UPDATE%'", [name]).count == 1
         })
         whileWaiting()

@@ -17,20 +17,34 @@ enum TestServer {
         return Target(admin: server.configuration, local: server)
     }
 
+    /// A second server for the tests that follow changes by logical replication: making a
+    /// replication slot waits for every transaction running on the server to end, and other
+    /// suites hold some open for long (on purpose). Its databases' names start with `repl_`.
+    static let streaming = Task<Target, any Error> {
+        if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil { return try await shared.value }
+        let server = try await LocalServer.start(.throwaway)
+        return Target(admin: server.configuration, local: server)
+    }
+
     static let admin = Task<Database, any Error> {
         Database(try await shared.value.admin, maximumConnections: 2)
     }
 
-    /// A new, empty database for one suite, so suites can run in parallel.
-    static func makeDatabase(_ label: String = #fileID, maximumConnections: Int = 8) async throws -> Database {
-        Database(try await makeDatabaseConfiguration(label), maximumConnections: maximumConnections)
+    static let streamingAdmin = Task<Database, any Error> {
+        Database(try await streaming.value.admin, maximumConnections: 2)
     }
 
-    static func makeDatabaseConfiguration(_ label: String = #fileID) async throws -> ConnectionConfiguration {
+    /// A new, empty database for one suite, so suites can run in parallel; on the
+    /// ``streaming`` server with `replication`.
+    static func makeDatabase(_ label: String = #fileID, maximumConnections: Int = 8, replication: Bool = false) async throws -> Database {
+        Database(try await makeDatabaseConfiguration(label, replication: replication), maximumConnections: maximumConnections)
+    }
+
+    static func makeDatabaseConfiguration(_ label: String = #fileID, replication: Bool = false) async throws -> ConnectionConfiguration {
         let slug = label.lowercased().filter { $0.isLetter || $0.isNumber }.suffix(30)
-        let name = "test_\(slug)_\(UInt32.random(in: 0...UInt32.max))"
-        try await admin.value.withConnection { try await $0.execute(script: "CREATE DATABASE \(SQLIdentifier.quoted(name))") }
-        return try await shared.value.admin.database(name)
+        let name = "\(replication ? "repl" : "test")_\(slug)_\(UInt32.random(in: 0...UInt32.max))"
+        try await (replication ? streamingAdmin : admin).value.withConnection { try await $0.execute(script: "CREATE DATABASE \(SQLIdentifier.quoted(name))") }
+        return try await (replication ? streaming : shared).value.admin.database(name)
     }
 }
 
@@ -43,7 +57,9 @@ extension TestServer {
             components.path = "/" + database
             return components.string ?? url
         }
-        guard let server = try await shared.value.local else { throw TestSetupError("no DATABASE_URL and no local server") }
+        guard let server = try await (database.hasPrefix("repl_") ? streaming : shared).value.local else {
+            throw TestSetupError("no DATABASE_URL and no local server")
+        }
         return "host=\(server.socketDirectory) port=\(server.port) user=\(server.superuser) dbname=\(database)"
     }
 }

@@ -21,7 +21,7 @@ struct ConvergenceTests {
     @Test("4 processes × 40 rows, mixed policies, statements flipping many rows, listening connections cut: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported",
           arguments: sources)
     func convergence(through source: ChangeSource) async throws {
-        let database = try await TestServer.makeDatabase()
+        let database = try await TestServer.makeDatabase(replication: source != .notifications)
         try await ConvergenceRun.prepare(database, replication: source != .notifications)
         var run = ConvergenceRun(database: database, url: try await TestServer.connectionString(database: database.name()))
         run.source = source
@@ -36,7 +36,7 @@ struct ConvergenceTests {
 
     @Test("the same on a table keyed by two columns, (tenant, id): the same promises, listening connections cut", arguments: sources)
     func convergenceOnCompositeKey(through source: ChangeSource) async throws {
-        let database = try await TestServer.makeDatabase()
+        let database = try await TestServer.makeDatabase(replication: source != .notifications)
         try await ConvergenceRun.prepare(database, composite: true, replication: source != .notifications)
         var run = ConvergenceRun(database: database, url: try await TestServer.connectionString(database: database.name()))
         run.composite = true

@@ -49,7 +49,9 @@ enum PgOutputMessage: Equatable, Sendable {
         /// in rows; ``ReplicationStream`` reads the key in this order).
         func withKey(_ key: [String]) -> Relation {
             var copy = self
-            copy.keyOrder = key.compactMap { name in columns.firstIndex { $0.name == name } }
+            let positions = key.compactMap { name in columns.firstIndex { $0.name == name } }
+            // A key the rows do not carry whole (a generated column): no key.
+            copy.keyOrder = positions.count == key.count ? positions : []
             return copy
         }
     }

@@ -44,13 +44,26 @@ final class ReplicationSession: FeedSession {
             }
         }
         if !resumed {
-            let name = slot.rename()
-            try stream.execute("CREATE_REPLICATION_SLOT \(name) LOGICAL pgoutput NOEXPORT_SNAPSHOT", deadline: statementDeadline)
+            let name = ReplicationSlot.freshName()
+            let create = "CREATE_REPLICATION_SLOT \(name) LOGICAL pgoutput NOEXPORT_SNAPSHOT"
+            // A new slot waits for every transaction running on the server to end.
+            let creating = max(statementDeadline, Self.slotCreationDeadline)
+            do {
+                try stream.execute(create, deadline: creating)
+            } catch let error as PostgresError where error.sqlState == "53400" {
+                // No slot left: those of processes that died without dropping theirs go first.
+                try slot.dropAbandoned(on: queries, deadline: statementDeadline, all: true)
+                try stream.execute(create, deadline: creating)
+            }
             try start(name, at: 0)
+            slot.adopt(name)
         }
         self.stream = stream
         self.resumed = resumed
     }
+
+    /// How long making a slot may wait for the transactions running on the server to end.
+    static let slotCreationDeadline: Duration = .seconds(60)
 
     var socket: Int32 { stream?.socket ?? -1 }
     var errorMessage: String { stream?.errorMessage ?? "" }
@@ -92,7 +105,7 @@ final class ReplicationSession: FeedSession {
         switch kind {
         case UInt8(ascii: "w") where message.count >= 25:
             var decoded = try PgOutputMessage.decode(message[25...])
-            if case .relation(let relation) = decoded, relation.columns.filter(\.isKey).count > 1 {
+            if case .relation(let relation) = decoded {
                 decoded = .relation(try inKeyOrder(relation))
             }
             try state.receive(decoded)
@@ -156,11 +169,25 @@ final class ReplicationSession: FeedSession {
         let sent = message.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { PQputCopyData(stream.pg, $0.baseAddress, Int32($0.count)) }
         }
-        return sent == 1 && PQflush(stream.pg) >= 0
+        guard sent == 1 else { return false }
+        // All of it: what stays queued would go only with the next message.
+        let end = ContinuousClock.now + statementDeadline
+        while true {
+            switch PQflush(stream.pg) {
+            case 0: return true
+            case 1:
+                var descriptor = pollfd(fd: PQsocket(stream.pg), events: Int16(POLLOUT), revents: 0)
+                guard ContinuousClock.now < end, poll(&descriptor, 1, 100) >= 0 else { return false }
+            default: return false
+            }
+        }
     }
 
     /// The relation with its key columns marked in the primary key's order, which the stream
     /// does not give: announcements list a composite key's values in that order.
+    /// (Every table's: the stream marks its replica identity's columns, which may be another
+    /// index's, or miss a generated column of the key. Without the whole key in its rows, a
+    /// table's changes stand for the whole table.)
     private func inKeyOrder(_ relation: PgOutputMessage.Relation) throws -> PgOutputMessage.Relation {
         let order = try queries.query("""
             SELECT a.attname FROM pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, n), pg_attribute a
@@ -179,6 +206,12 @@ final class ReplicationSession: FeedSession {
         guard level == "logical" else {
             throw PostgresError(.invalidConfiguration, "logical replication needs wal_level = logical, and the server has \(level): set it in postgresql.conf and restart the server")
         }
+        // A feed matched by synchronous_standby_names would be waited for by the commits it
+        // waits to see: they would never end.
+        let standbys = try connection.query("SELECT current_setting('synchronous_standby_names')", [], deadline: deadline)[0].decode(String.self, at: 0)
+        if standbys.contains("*") {
+            throw PostgresError(.invalidConfiguration, "synchronous_standby_names (\(TerminalText.escaped(standbys, limit: 100))) names every standby, which would make this feed one that commits wait for: name the standbys instead of '*'")
+        }
         guard try row.decode(Bool.self, at: 2) else {
             let name = SQLIdentifier.quoted(role)
             throw PostgresError(.invalidConfiguration, "role \(TerminalText.escaped(name, limit: 100)) lacks the REPLICATION attribute logical replication needs: ALTER ROLE \(TerminalText.escaped(name, limit: 100)) WITH REPLICATION")
@@ -191,7 +224,7 @@ final class ReplicationSession: FeedSession {
         let exists = try connection.query("SELECT 1 FROM pg_publication WHERE pubname = $1", [.text(publication)], deadline: deadline)
         guard exists.isEmpty else { return }
         do {
-            try connection.execute("CREATE PUBLICATION \(SQLIdentifier.quoted(publication))", deadline: deadline)
+            try connection.execute("CREATE PUBLICATION \(SQLIdentifier.quoted(publication)) WITH (publish_via_partition_root = true)", deadline: deadline)
         } catch let error as PostgresError where error.sqlState == "42710" {
             // Another process made it meanwhile.
         }

@@ -22,22 +22,27 @@ final class ReplicationSlot {
     }
 
     /// A new slot's name, unique on the server: this process's id and a random part.
-    func rename() -> String {
-        let fresh = "\(Self.prefix)\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+    static func freshName() -> String {
+        "\(prefix)\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// Streaming from the slot `fresh` started: it is this feed's from now on (before that, a
+    /// session that resumed it would skip what was committed before it was made).
+    func adopt(_ fresh: String) {
         (name, confirmed) = (fresh, 0)
-        return fresh
     }
 
     /// Drops this library's slots that no session uses and that hold back more than
-    /// `abandonAfter` bytes of WAL (or that the server invalidated) — not this feed's own.
-    func dropAbandoned(on connection: FeedConnection, deadline: Duration) throws {
+    /// `abandonAfter` bytes of WAL (or that the server invalidated) — with `all`, every one of
+    /// them (the server has no slot left) — but not this feed's own.
+    func dropAbandoned(on connection: FeedConnection, deadline: Duration, all: Bool = false) throws {
         do {
             _ = try connection.query("""
                 SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
                 WHERE slot_type = 'logical' AND database = current_database() AND NOT active
                   AND starts_with(slot_name, $1) AND slot_name <> $2
                   AND (wal_status = 'lost' OR pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn) > $3)
-                """, [.text(Self.prefix), .text(name ?? ""), .text(String(abandonAfter))], deadline: deadline)
+                """, [.text(Self.prefix), .text(name ?? ""), .text(String(all ? -1 : abandonAfter))], deadline: deadline)
         } catch let error as PostgresError where ["42704", "55006"].contains(error.sqlState) {
             // Another process dropped one first, or a session took one up meanwhile.
         }
