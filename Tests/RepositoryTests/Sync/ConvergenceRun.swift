@@ -113,6 +113,17 @@ struct ConvergenceRun {
             }.joined(separator: "; ")
         }
         try #require(try await all(said: "ready"), "workers did not start (seed \(seed)): \(lastSaid())")
+        if source != .notifications {
+            // Each worker's feed streams from a slot of its own before the writing starts: making
+            // a slot waits for the transactions running on the server, and under steady writing
+            // for PostgreSQL's next snapshot of them (every 15 s) — a start-up cost, not the
+            // fault under test.
+            let streaming = try await eventually(timeout: .seconds(120)) {
+                try await database.query("SELECT count(*) FROM pg_replication_slots WHERE active AND database = current_database()")[0]
+                    .decode(Int.self, at: 0) == Self.workers
+            }
+            try #require(streaming, "the workers' feeds did not start streaming (seed \(seed)): \(lastSaid())")
+        }
         try await database.query("UPDATE sync_control SET phase = 'go'")
         let faults = Task { try await fault() }
         let wroteLongEnough = try await all(said: "long enough")
