@@ -56,14 +56,12 @@ final class ReplicationSlot {
         guard let connection = try? FeedConnection(configuration, channel: nil, deadline: deadline, types: types) else { return }
         let end = ContinuousClock.now + deadline
         while ContinuousClock.now < end {
-            // The walsender of the session just closed may still hold it for a moment.
-            guard let left = try? connection.query("""
-                SELECT count(*) FILTER (WHERE NOT active AND pg_drop_replication_slot(slot_name) IS NULL), count(*)
-                FROM pg_replication_slots WHERE slot_name = $1
-                """, [.text(name)], deadline: deadline).first,
-                let remaining = try? left.decode(Int64.self, at: 1), let dropped = try? left.decode(Int64.self, at: 0)
-            else { return }
-            if remaining == 0 || dropped == remaining { return }
+            _ = try? connection.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active",
+                                      [.text(name)], deadline: deadline)
+            // Gone (or the server cannot say): done. Still held by the walsender of the session
+            // just closed, for a moment: again shortly.
+            guard let left = try? connection.query("SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", [.text(name)], deadline: deadline),
+                  !left.isEmpty else { return }
             Thread.sleep(forTimeInterval: 0.02)
         }
     }
