@@ -20,6 +20,8 @@ func serve(_ arguments: [String]) async throws {
     logger.logLevel = .debug
     let database = Database(try .environment(), maximumConnections: 4, logger: logger)
     let repository = LiveRepository(database)
+    // A loaded machine may take longer than the default 10 s; the test asks for completeness.
+    repository.shutdownTimeout = .seconds(300)
     var handles: [Var<ServedContact>] = []
     for id in 1...rows { handles.append(try await repository.read(ServedContact.self, id: id)) }
     for handle in handles { handle[\.name].value = "edited \(handle.value.id)" }

@@ -8,16 +8,20 @@ extension LiveRepository: Service {
     /// repository in the group, so that it closes after the repository has flushed.
     public func run() async throws {
         try? await gracefulShutdown()
-        await shutdown(timeout: Self.shutdownTimeout)
+        await shutdown(timeout: shutdownTimeout)
     }
 
-    /// How long ``run()`` lets pending writes finish at shutdown.
-    public static var shutdownTimeout: Duration { .seconds(10) }
+    /// How long ``run()`` lets pending writes finish at shutdown: 10 seconds unless set. Keep
+    /// it under what your platform allows between SIGTERM and SIGKILL (30 s on Kubernetes).
+    public var shutdownTimeout: Duration {
+        get { shutdownTimeoutSetting.withLock { $0 } }
+        set { shutdownTimeoutSetting.withLock { $0 = newValue } }
+    }
 
     /// Waits until every live value's pending writes are committed (or failed), at most
     /// `timeout`, then stops following changes. Returns whether everything settled in time.
     @discardableResult
-    public func shutdown(timeout: Duration = LiveRepository.shutdownTimeout) async -> Bool {
+    public func shutdown(timeout: Duration = .seconds(10)) async -> Bool {
         let live = stores.withLock { $0.values.compactMap(\.store) }
         logger.debug("flushing pending writes", metadata: ["live_values": "\(live.count)"])
         let settled = await withTaskGroup(of: Bool.self) { group in

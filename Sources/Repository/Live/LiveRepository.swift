@@ -72,6 +72,8 @@ public final class LiveRepository: Sendable {
     let childOwners = Locked<[StoreKey: StoreKey]>([:])
     /// Per child table, how to find the aggregates its rows belong to.
     let childRoutes = Locked<[String: [ChildRoute]]>([:])
+    /// Backs ``shutdownTimeout``.
+    let shutdownTimeoutSetting = Locked<Duration>(.seconds(10))
     /// Each record type's table, resolved once.
     let tables = Locked<[ObjectIdentifier: any Sendable]>([:])
 

@@ -28,7 +28,7 @@ struct ServiceTests {
             #expect(!lines.all.contains("stopped"))  // still waiting for its writes
             try await connection.query("COMMIT")
             try await connection.query("BEGIN")      // the transaction {} commits an empty one
-            #expect(try await eventually { lines.all.contains("stopped") })
+            #expect(try await eventually(timeout: .seconds(300)) { lines.all.contains("stopped") })
             #expect(worker.wait() == 0)
         }
         let edited = try await database.query("SELECT count(*) FROM contacts WHERE name LIKE 'edited %'")[0].decode(Int.self, at: 0)
