@@ -196,7 +196,7 @@ struct AddressBookTests {
             try await psql(burst, database: database)
             for (name, live) in lists {
                 let expected = try await database.query("SELECT id FROM people WHERE name = $1 ORDER BY id", [name]).map { try $0.decode(Int64.self, at: 0) }
-                let followed = try await eventually(timeout: .seconds(20)) { live.value.ids.sorted() == expected && live.value.allSatisfy { $0.name == name } }
+                let followed = try await eventually { live.value.ids.sorted() == expected && live.value.allSatisfy { $0.name == name } }
                 #expect(followed, "seed \(seed), step \(step), after \(burst): \(name) shows \(live.value.ids.sorted()), the server \(expected)")
                 if !followed { return }
             }

@@ -176,7 +176,7 @@ extension LogicalReplicationTests {
         defer { writer.close() }
         for value in 1...300 {
             try await writer.query("UPDATE notes SET n = $1 WHERE id = 1", [value])
-            let arrived = try await eventually(timeout: .seconds(10)) { one.value.n == Int64(value) }
+            let arrived = try await eventually { one.value.n == Int64(value) }
             #expect(arrived, "update \(value) did not arrive: the handle holds \(one.value.n)")
             if !arrived { return }
         }
@@ -194,7 +194,7 @@ extension LogicalReplicationTests {
         defer { writer.close() }
         for value in 1...300 {
             let version = try await writer.query("UPDATE notes SET n = $1 WHERE id = 1 RETURNING xmin::text::bigint", [value])[0].decode(Int64.self, at: 0)
-            let arrived = try await eventually(timeout: .seconds(5)) { log.changes.contains { $0.version == version } }
+            let arrived = try await eventually { log.changes.contains { $0.version == version } }
             #expect(arrived, "update \(value) (version \(version)) did not arrive; last: \(log.changes.suffix(2)); events: \(log.events.all.suffix(3))")
             if !arrived { return }
         }

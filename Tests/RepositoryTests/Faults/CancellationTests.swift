@@ -46,8 +46,9 @@ struct CancellationTests {
         let outcome = await task.result
         let elapsed = ContinuousClock.now - start
         #expect(throws: CancellationError.self) { try outcome.get() }
-        // Stopped by the cancel request, not given up (which takes StatementCanceller.giveUpAfter).
-        #expect(elapsed < StatementCanceller.giveUpAfter, "cancelling took \(elapsed)")
+        // Stopped by the cancel request, not given up (after StatementCanceller.giveUpAfter, the
+        // connection is dropped and pg_sleep(600) would go on running on the server): no time
+        // bound, which a loaded machine could exceed, tells these apart; the server does.
         #expect(try await eventually(timeout: .seconds(60)) { try await !running("cancel-me") })
         print("cancel latency: \(elapsed)")
         // The pool goes on working.
@@ -101,7 +102,9 @@ struct CancellationTests {
             save.cancel()
             await #expect(throws: CancellationError.self) { try await read.value }
             await #expect(throws: CancellationError.self) { try await save.value }
-            #expect(ContinuousClock.now - start < .seconds(1))
+            // The lock is still held: returning at all shows neither waited for it (the bound is
+            // loose for a loaded machine).
+            #expect(ContinuousClock.now - start < .seconds(30))
             other.close()
         }
         try await handle.save()  // the write itself went on, once the lock was gone

@@ -90,7 +90,9 @@ struct PoolFaultTests {
             }
             #expect("\(error)".contains("too many connections"), "\(error)")
         }
-        #expect(feedHoldsIt < .seconds(2) && nothingFree < .seconds(2))
+        // Below the 10 s that reads wait for the feed (what a stall would take), with room for a
+        // loaded machine.
+        #expect(feedHoldsIt < .seconds(8) && nothingFree < .seconds(8))
         starved.close()
         blocked.close()
         squatter.close()

@@ -99,7 +99,7 @@ struct ManyQueriesTests {
             for (condition, parameters, live) in queries {
                 let expected = try await database.query("SELECT * FROM items WHERE \(condition) ORDER BY id", parameters).decode(Item.self)
                 // Compared by their text: a NaN score is never == itself.
-                let followed = try await eventually(timeout: .seconds(20)) { live.value.elements.map { "\($0)" } == expected.map { "\($0)" } }
+                let followed = try await eventually { live.value.elements.map { "\($0)" } == expected.map { "\($0)" } }
                 #expect(followed, "seed \(seed), after \(sql): \(condition) \(parameters) shows \(live.value.ids.elements), the server \(expected.map(\.id))")
                 if !followed { return }
             }

@@ -32,8 +32,9 @@ struct LargeMigrationTests {
         let start = clock.now
         let migrator = try directory.migrator()
         let elapsed = clock.now - start
-        // A debug build reads it in about 0.1 s; the quadratic splitter took minutes.
-        #expect(elapsed < .seconds(2), "reading 1 MB took \(elapsed)")
+        // A debug build reads it in about 0.1 s; the quadratic splitter took minutes (the bound
+        // leaves room for a loaded machine and the thread sanitizer).
+        #expect(elapsed < .seconds(30), "reading 1 MB took \(elapsed)")
         #expect(SQLStatements.split(migrator.migrations[0].up).count == 1 + 4 * 3_600)
 
         let database = try await TestServer.makeDatabase()

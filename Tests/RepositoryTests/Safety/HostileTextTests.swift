@@ -58,7 +58,8 @@ struct HostileTextTests {
         let errors = String(decoding: watcher.readErrors(), as: UTF8.self)
         _ = watcher.wait()
         #expect(!errors.contains("\u{1B}") && !errors.contains("\u{07}"), "\(errors)")
-        #expect(errors.split(separator: "\n").count <= 6, "\(errors.split(separator: "\n").count) lines: \(errors.prefix(2000))")
+        #expect(errors.split(separator: "\n").count <= 20,  // 2 per 5 s: a slow machine takes longer over 20,000
+                "\(errors.split(separator: "\n").count) lines: \(errors.prefix(2000))")
     }
 
     struct OddRow: Record, Equatable {

@@ -204,7 +204,7 @@ struct Seed001SwiftObserverTests {
     }
 
     @Test("getID().whenFulfilled, and idPromise received twice — before and after it is fulfilled",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func promiseReceivedOnceAndAgain() async {
         #expect(await Self.whenFulfilled(Self.promise(7)) == 7)
         let idPromise = Self.promise(42)
@@ -212,7 +212,7 @@ struct Seed001SwiftObserverTests {
         #expect(await Self.whenFulfilled(idPromise) == 42)  // already fulfilled: at once
     }
 
-    @Test("promises composed: then (sequential), and (concurrent), map", .timeLimit(.minutes(1)))
+    @Test("promises composed: then (sequential), and (concurrent), map", .timeLimit(.minutes(5)))
     func promiseComposition() async {
         let getInt = { Self.promise(3) }
         let getString = { (int: Int) in Self.promise(String(repeating: "a", count: int)) }

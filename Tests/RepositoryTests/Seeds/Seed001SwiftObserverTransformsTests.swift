@@ -46,7 +46,7 @@ struct Seed001SwiftObserverTransformsTests {
         subscription.cancel()
     }
 
-    @Test("new(): an error code's updates as its new values", .timeLimit(.minutes(1)))
+    @Test("new(): an error code's updates as its new values", .timeLimit(.minutes(5)))
     func newValues() async {
         let errorCode = Var(0)
         var newErrorCodes = errorCode.updates.map(\.new).makeAsyncIterator()

@@ -140,7 +140,7 @@ struct Seed003DynamicBindingsTests {
     }
 
     @Test("the article view controller shows the view model at once, and the thumbnail when it arrives",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     @MainActor func articleViewController() async throws {
         let (downloaded, download) = AsyncStream.makeStream(of: Data.self)
         let article = Article(title: "Bindings", body: "Generics, Swift and MVVM", date: Date(timeIntervalSince1970: 1_426_291_200),

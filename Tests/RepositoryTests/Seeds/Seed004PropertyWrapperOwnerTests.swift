@@ -181,7 +181,7 @@ struct Seed004PropertyWrapperOwnerTests {
     }
 
     @Test("settings: edits through the form and another process's change of the cloud values are announced",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func appAndCloudStorage() async throws {
         let database = try await TestServer.makeDatabase()
         try await migrateProject(database)

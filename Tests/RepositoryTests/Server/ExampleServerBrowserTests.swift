@@ -46,7 +46,7 @@ struct ExampleServerBrowserTests {
         ]
         // Standard error joins standard output, so that neither pipe fills unread.
         let run = try ChildProcess("/bin/sh", ["-c", #"exec "$0" "$@" 2>&1"#, browser.python] + arguments,
-                                   environment: ProcessInfo.processInfo.environment)
+                                   environment: ProcessInfo.processInfo.environment.merging(["LIVE_PAGE_PATIENCE": "10"]) { $1 })
         defer { if run.exitStatusIfExited() == nil { kill(run.pid, SIGKILL); _ = run.wait() } }
         let lines = Recorder<String>()
         run.readOutputLines { line in
@@ -59,7 +59,7 @@ struct ExampleServerBrowserTests {
             return status != nil
         }
         // The last lines may still be on their way from the pipe.
-        _ = try await eventually(timeout: .seconds(5)) { lines.all.contains { $0.hasPrefix("browser checks: ") } }
+        _ = try await eventually { lines.all.contains { $0.hasPrefix("browser checks: ") } }
         for failure in lines.all where failure.hasPrefix("FAIL") { Issue.record(Comment(rawValue: failure)) }
         #expect(lines.all.contains { $0.hasPrefix("browser checks: ") && $0.hasSuffix(" held") })
         #expect(status == 0, "\(lines.all.joined(separator: "\n"))")

@@ -52,7 +52,7 @@ struct ExampleServerPrefixTests {
         var latencies: [Duration] = []
         for client in clients {
             try client.read(until: "event: changes")
-            try client.read(until: "]}\n\n", timeout: .seconds(5))
+            try client.read(until: "]}\n\n", timeout: .seconds(30))
             latencies.append(ContinuousClock.now - renamed)
         }
         for (index, client) in clients.enumerated() {

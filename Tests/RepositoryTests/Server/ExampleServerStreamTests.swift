@@ -34,7 +34,7 @@ struct ExampleServerStreamTests {
         let client = try StreamClient(port: server.port)
         try client.get("/people/events")
         let opening = try client.read(until: "event: snapshot")
-        try client.read(until: "\n\n", timeout: .seconds(5))
+        try client.read(until: "\n\n", timeout: .seconds(30))
         #expect(opening.contains("text/event-stream") && opening.contains("retry: 1000"))
         let snapshot = try #require(data(of: "snapshot", in: client.text).first)
         #expect(snapshot.range(of: "\"Ada\"")!.lowerBound < snapshot.range(of: "\"Alan\"")!.lowerBound, "ordered by name")
@@ -43,11 +43,11 @@ struct ExampleServerStreamTests {
         client.clear()
         try await psql("UPDATE people SET name = 'Zuse' WHERE id = \(ada.value.id)", database: database)
         try client.read(until: "event: changes")
-        try client.read(until: "]}\n\n", timeout: .seconds(5))
+        try client.read(until: "]}\n\n", timeout: .seconds(30))
         let change = try #require(data(of: "changes", in: client.text).first)
         #expect(change == #"{"people":[{"after":\#(grace.value.id),"person":{"addresses":[],"id":\#(ada.value.id),"name":"Zuse"}}],"removed":[]}"#)
         let seen = try #require(lastEventID(client.text))
-        try client.read(until: ": heartbeat\n\n", timeout: .seconds(5))
+        try client.read(until: ": heartbeat\n\n", timeout: .seconds(30))
         client.close()
 
         // Missed while away: a rename and a deletion, sent as one event of just those.
