@@ -119,6 +119,9 @@ public final class ChangeFeed: Sendable {
 
     deinit { stop() }
 
+    /// Whether ``stop()`` was called.
+    var isStopped: Bool { isStopping.withLock { $0 } }
+
     /// Stops listening and closes the connection; ``events`` then finishes. Idempotent.
     public func stop() {
         let alreadyStopping = isStopping.withLock { stopping in

@@ -51,6 +51,20 @@ extension LiveRepository {
         rerunQueries()
     }
 
+    /// A re-read failed: once the repair's delay is over (see ``RereadRepair``), everything
+    /// live is read again — unless a repair is scheduled already, or the feed has stopped.
+    func scheduleRepair() {
+        guard let delay = repair.withLock({ $0.readFailed() }) else { return }
+        logger.info("a re-read failed; everything live is read again", metadata: ["after": "\(delay)"])
+        Task { [weak self] in
+            try? await Task.sleep(for: delay)
+            guard let self, !feed.isStopped else { return }
+            repair.withLock { $0.repairStarts() }
+            readFailed.withLock { $0 = false }  // a failure of the repair's reads sets it again
+            resyncEverything()
+        }
+    }
+
     func handle(_ event: ChangeFeedEvent) async {
         switch event {
         case .changes:
@@ -136,6 +150,7 @@ extension LiveRepository {
         for group in byType.values {
             do {
                 try await group[0].refresh(group)
+                repair.withLock { $0.readSucceeded() }
             } catch {
                 report(.refreshFailed(table: group[0].tableName, error))
             }

@@ -72,6 +72,10 @@ public final class LiveRepository: Sendable {
     let childOwners = Locked<[StoreKey: StoreKey]>([:])
     /// Per child table, how to find the aggregates its rows belong to.
     let childRoutes = Locked<[String: [ChildRoute]]>([:])
+    /// When everything is read again after a failed re-read (see ``RereadRepair``).
+    let repair = Locked(RereadRepair())
+    /// Called on each failed re-read: schedules the repair (set once the repository exists).
+    let rereadFailed = Locked<@Sendable () -> Void>({})
     /// Backs ``shutdownTimeout``.
     let shutdownTimeoutSetting = Locked<Duration>(.seconds(10))
     /// Each record type's table, resolved once.
@@ -123,9 +127,12 @@ public final class LiveRepository: Sendable {
         self.logger = logger
         let metrics = LiveMetrics(factory: metricsFactory ?? database.metrics.factory)
         self.metrics = metrics
-        let (broadcast, readFailed) = (broadcast, readFailed)
+        let (broadcast, readFailed, rereadFailed) = (broadcast, readFailed, rereadFailed)
         let report: @Sendable (LiveRecordError) -> Void = { error in
-            if case .refreshFailed = error { readFailed.withLock { $0 = true } }
+            if case .refreshFailed = error {
+                readFailed.withLock { $0 = true }
+                rereadFailed.withLock { $0 }()
+            }
             broadcast.publish(error)
             Self.log(error, to: logger, metrics: metrics)
         }
@@ -133,7 +140,10 @@ public final class LiveRepository: Sendable {
         context = LiveContext(sequence: sequence, policy: conflictPolicy, report: report, metrics: metrics)
         feed = ChangeFeed(database.configuration, source: source, logger: logger, types: database.types)
         let events = feed.events
-        defer { feed.reader.set(self) }  // announced rows are re-read on the feed's thread
+        defer {
+            feed.reader.set(self)  // announced rows are re-read on the feed's thread
+            rereadFailed.withLock { $0 = { [weak self] in self?.scheduleRepair() } }
+        }
         listener.withLock {
             $0 = Task { [weak self] in
                 for await event in events {
