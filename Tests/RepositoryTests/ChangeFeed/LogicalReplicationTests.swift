@@ -246,3 +246,36 @@ extension LogicalReplicationTests {
         #expect(try await eventually { ada.value.balance == 11 && accounts.value.ids.elements == [1] })
     }
 }
+
+extension LogicalReplicationTests {
+    @Test("publish refuses a table with REPLICA IDENTITY NOTHING, saying why in one line")
+    func replicaIdentityNothing() async throws {
+        try await database.query("CREATE TABLE silent (id bigint PRIMARY KEY, body text)")
+        try await database.query("ALTER TABLE silent REPLICA IDENTITY NOTHING")
+        let refused = await #expect(throws: PostgresError.self) { try await LiveSchema.publish("silent", on: database) }
+        let message = refused.map { "\($0)" } ?? ""
+        #expect(message.contains("REPLICA IDENTITY NOTHING") && !message.contains("\n"), "\(message)")
+    }
+
+    @Test("a server whose synchronous_standby_names is '*' is refused in one line (commits would wait for the feed that waits for them), and nothing is written")
+    func everyStandbySynchronous() async throws {
+        // A server of its own: the setting makes every commit there wait for a standby.
+        let server = try await LocalServer.start()
+        let database = Database(server.configuration, maximumConnections: 1)
+        try await database.query("CREATE TABLE notes (id bigint PRIMARY KEY, body text)")
+        try await database.query("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        try await database.query("SELECT pg_reload_conf()")
+        #expect(try await eventually { try await database.query("SHOW synchronous_standby_names")[0].decode(String.self, at: 0) == "*" })
+        let feed = ChangeFeed(server.configuration, source: .logicalReplication)
+        let log = FeedLog(feed)
+        #expect(try await eventually { log.disconnections >= 1 })
+        feed.stop()
+        let error = log.events.all.compactMap { if case .disconnected(let error) = $0 { error } else { nil } }.first
+        let message = error.map { "\($0)" } ?? ""
+        #expect(message.contains("synchronous_standby_names") && message.contains("'*'") && !message.contains("\n"), "\(message)")
+        let made = try await database.query("SELECT (SELECT count(*) FROM pg_publication) + (SELECT count(*) FROM pg_replication_slots)")[0].decode(Int.self, at: 0)
+        #expect(made == 0, "a publication or slot was made")
+        database.close()
+        try await server.stop()
+    }
+}
