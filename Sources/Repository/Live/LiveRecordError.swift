@@ -15,9 +15,10 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     /// Not a failure: the change feed is listening again, and every live row was re-read — or,
     /// when logical replication resumed its slot, the changes made meanwhile follow.
     case changeFeedReconnected
-    /// Re-reading rows after a change announcement failed. Everything live is read again
-    /// shortly after (100 ms; while that keeps failing, twice as long each time, up to 30 s),
-    /// and at the feed's next reconnection.
+    /// Re-reading rows after a change announcement failed. When the cause can pass (a lost
+    /// connection, a timeout, a missing privilege…), everything live is read again shortly
+    /// after (100 ms; while that keeps failing, twice as long each time, up to 30 s); in any
+    /// case at the feed's next reconnection, or when the rows change again.
     case refreshFailed(table: String, any Error)
     /// An element was added to or removed from a live query's result, or moved where the
     /// query's order does not put it. Rows enter and leave a query through the database

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension LiveRepository {
     // MARK: - Following the feed
@@ -54,8 +55,12 @@ extension LiveRepository {
     /// A re-read failed: once the repair's delay is over (see ``RereadRepair``), everything
     /// live is read again — unless a repair is scheduled already, or the feed has stopped.
     func scheduleRepair() {
-        guard let delay = repair.withLock({ $0.readFailed() }) else { return }
-        logger.info("a re-read failed; everything live is read again", metadata: ["after": "\(delay)"])
+        guard !feed.isStopped, let (delay, attempt, reachesLimit) = repair.withLock({ repair in
+            repair.readFailed().map { ($0, repair.attempts, $0 == repair.limit && repair.delay(ofAttempt: repair.attempts - 1) < repair.limit) }
+        }) else { return }
+        // A line when a series starts, and a warning when it reaches its longest delay.
+        let level: Logger.Level = attempt == 1 ? .info : reachesLimit ? .warning : .debug
+        logger.log(level: level, "a re-read failed; everything live is read again", metadata: ["after": "\(delay)", "repairs": "\(attempt)"])
         Task { [weak self] in
             try? await Task.sleep(for: delay)
             guard let self, !feed.isStopped else { return }
@@ -150,7 +155,6 @@ extension LiveRepository {
         for group in byType.values {
             do {
                 try await group[0].refresh(group)
-                repair.withLock { $0.readSucceeded() }
             } catch {
                 report(.refreshFailed(table: group[0].tableName, error))
             }

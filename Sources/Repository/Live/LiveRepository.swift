@@ -129,9 +129,9 @@ public final class LiveRepository: Sendable {
         self.metrics = metrics
         let (broadcast, readFailed, rereadFailed) = (broadcast, readFailed, rereadFailed)
         let report: @Sendable (LiveRecordError) -> Void = { error in
-            if case .refreshFailed = error {
+            if case .refreshFailed(_, let failure) = error {
                 readFailed.withLock { $0 = true }
-                rereadFailed.withLock { $0 }()
+                if RereadRepair.mayPass(after: failure) { rereadFailed.withLock { $0 }() }
             }
             broadcast.publish(error)
             Self.log(error, to: logger, metrics: metrics)

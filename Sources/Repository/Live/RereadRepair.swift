@@ -1,28 +1,39 @@
 /// When a repository reads everything live again after a re-read failed.
 ///
-/// A re-read that fails (a lost pooled connection, a statement timeout, a privilege revoked
-/// for a while) leaves its rows and queries as they were, and nothing else would read them
-/// until their rows change again. So a failure schedules a repair: once its delay is over,
-/// every live row and query is read again, as after a reconnection. While repairs keep failing,
-/// each waits twice as long as the one before, up to ``limit``; a re-read that succeeds starts
-/// over from ``first``. Failures while a repair is scheduled join it.
+/// A re-read that fails for a reason that can pass (``mayPass(after:)``: a lost pooled
+/// connection, a statement timeout, a privilege revoked for a while) leaves its rows and queries
+/// as they were, and nothing else would read them until their rows change again. So the failure
+/// schedules a repair: once its delay is over, every live row and query is read again, as after
+/// a reconnection. While repairs keep failing, each waits twice as long as the one before, up to
+/// ``limit``; a failure more than twice ``limit`` after the last one starts a new series from
+/// ``first``. Failures while a repair is scheduled join it.
 struct RereadRepair: Sendable, Equatable {
     /// The delay before the first repair of a series.
     var first: Duration = .milliseconds(100)
     /// The longest delay.
     var limit: Duration = .seconds(30)
-    /// Repairs scheduled since a re-read last succeeded.
+    /// Repairs scheduled in this series.
     private(set) var attempts = 0
     /// Whether a repair waits for its delay.
     private(set) var isScheduled = false
+    /// When the last repair was scheduled.
+    private var lastFailure: ContinuousClock.Instant?
 
-    /// A re-read failed: the delay until the repair to schedule, or nil when one is scheduled.
-    mutating func readFailed() -> Duration? {
+    /// A re-read failed at `now`: the delay until the repair to schedule, or nil when one is
+    /// scheduled already.
+    mutating func readFailed(at now: ContinuousClock.Instant = .now) -> Duration? {
         guard !isScheduled else { return nil }
+        if let lastFailure, now - lastFailure > limit * 2 { attempts = 0 }
+        lastFailure = now
         isScheduled = true
         attempts += 1
+        return delay(ofAttempt: attempts)
+    }
+
+    /// The delay before repair number `attempt` (from 1) of a series.
+    func delay(ofAttempt attempt: Int) -> Duration {
         var delay = first
-        for _ in 1..<attempts where delay < limit { delay *= 2 }
+        for _ in 1..<max(attempt, 1) where delay < limit { delay *= 2 }
         return min(delay, limit)
     }
 
@@ -31,8 +42,20 @@ struct RereadRepair: Sendable, Equatable {
         isScheduled = false
     }
 
-    /// A re-read succeeded: the next failure's repair waits ``first`` again.
-    mutating func readSucceeded() {
-        attempts = 0
+    /// Whether reading again may succeed where `error` failed: a connection lost or refused,
+    /// a statement cancelled or timed out, a server short of resources, a privilege missing, a
+    /// serialization failure or deadlock, a lock not available. Not a row that cannot be
+    /// decoded, nor a data error in a query's condition: reading again fails the same way.
+    static func mayPass(after error: any Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        switch error.kind {
+        case .connectionFailed, .connectionLost:
+            return true
+        case .server:
+            guard let state = error.sqlState else { return false }
+            return ["08", "40", "53", "57", "58"].contains(String(state.prefix(2))) || ["42501", "55P03", "55006"].contains(state)
+        case .invalidConfiguration, .invalidParameter, .invalidStatement, .closed:
+            return false
+        }
     }
 }

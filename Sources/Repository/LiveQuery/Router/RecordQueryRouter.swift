@@ -75,7 +75,6 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
             guard !keys.isEmpty else { continue }
             do {
                 try await route(keys)
-                repository?.repair.withLock { $0.readSucceeded() }
             } catch {
                 repository?.report(.refreshFailed(table: table.qualifiedName, error))
             }
