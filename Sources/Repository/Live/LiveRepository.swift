@@ -213,7 +213,7 @@ public final class LiveRepository: Sendable {
             found[index] = store
             fresh.append(store)
         }
-        try await refreshAnnounced(fresh, since: number)
+        await refreshAnnounced(fresh, since: number)
         return found.compactMap { $0 }
     }
 
@@ -235,8 +235,10 @@ public final class LiveRepository: Sendable {
     }
 
     /// Re-reads the stores whose rows were announced after read number `number` started:
-    /// their announcement found no store to re-read.
-    func refreshAnnounced(_ stores: [any AnyLiveStore], since number: UInt64) async throws {
+    /// their announcement found no store to re-read. A failure is reported, as any re-read's
+    /// (and repaired, if it can pass), not thrown: the read itself succeeded, and the stores are
+    /// registered, shared with other readers already.
+    func refreshAnnounced(_ stores: [any AnyLiveStore], since number: UInt64) async {
         let routes = childRoutes.withLock { $0 }
         let stale = announced.withLock { announced in
             stores.filter { store in
@@ -248,7 +250,11 @@ public final class LiveRepository: Sendable {
             }
         }
         for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
-            try await group[0].refresh(group)
+            do {
+                try await group[0].refresh(group)
+            } catch {
+                report(.refreshFailed(table: group[0].tableName, error))
+            }
         }
     }
 

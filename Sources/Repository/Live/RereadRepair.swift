@@ -5,9 +5,10 @@
 /// as they were, and nothing else would read them until their rows change again. So the failure
 /// schedules a repair: once its delay is over, every live row and query is read again, as after
 /// a reconnection. While repairs keep failing, each waits twice as long as the one before, up to
-/// ``limit``; a failure more than twice ``limit`` after the last one starts a new series from
-/// ``first``. Failures while a repair is scheduled join it.
-struct RereadRepair: Sendable, Equatable {
+/// ``limit``; a failure more than twice the last delay after the last repair was scheduled (so
+/// the repair had time to succeed) starts a new series from ``first``. Failures while a repair
+/// is scheduled join it.
+struct RereadRepair: Sendable {
     /// The delay before the first repair of a series.
     var first: Duration = .milliseconds(100)
     /// The longest delay.
@@ -16,18 +17,19 @@ struct RereadRepair: Sendable, Equatable {
     private(set) var attempts = 0
     /// Whether a repair waits for its delay.
     private(set) var isScheduled = false
-    /// When the last repair was scheduled.
-    private var lastFailure: ContinuousClock.Instant?
+    /// When the last repair was scheduled, and its delay.
+    private var last: (at: ContinuousClock.Instant, delay: Duration)?
 
     /// A re-read failed at `now`: the delay until the repair to schedule, or nil when one is
     /// scheduled already.
     mutating func readFailed(at now: ContinuousClock.Instant = .now) -> Duration? {
         guard !isScheduled else { return nil }
-        if let lastFailure, now - lastFailure > limit * 2 { attempts = 0 }
-        lastFailure = now
+        if let last, now - last.at > last.delay * 2 { attempts = 0 }
         isScheduled = true
         attempts += 1
-        return delay(ofAttempt: attempts)
+        let delay = delay(ofAttempt: attempts)
+        last = (now, delay)
+        return delay
     }
 
     /// The delay before repair number `attempt` (from 1) of a series.

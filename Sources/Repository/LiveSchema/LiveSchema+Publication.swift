@@ -27,7 +27,7 @@ extension LiveSchema {
             """, [table, publication])[0]
         let (name, hasKey) = (try described.decode(String.self, at: 0), try described.decode(Bool.self, at: 1))
         guard hasKey else {
-            throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has no primary key (or REPLICA IDENTITY NOTHING): published, its UPDATEs and DELETEs would fail")
+            throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has no primary key (or REPLICA IDENTITY NOTHING): not published, since its UPDATEs and DELETEs would then fail")
         }
         if let columns = try described.decode(String?.self, at: 4) {
             throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has key columns of a type changes cannot name rows by (integer, text or uuid only): \(TerminalText.escaped(columns, limit: 200))")
