@@ -61,6 +61,9 @@ extension LiveRepository {
         // A line when a series starts, and a warning when it reaches its longest delay.
         let level: Logger.Level = attempt == 1 ? .info : reachesLimit ? .warning : .debug
         logger.log(level: level, "a re-read failed; everything live is read again", metadata: ["after": "\(delay)", "repairs": "\(attempt)"])
+        // One task per scheduled repair at most (``RereadRepair`` joins failures meanwhile). It
+        // holds no lock while it waits, and takes `repair` and `readFailed` only briefly, one at
+        // a time, with no other lock held; weak, so it never keeps the repository alive.
         Task { [weak self] in
             try? await Task.sleep(for: delay)
             guard let self, !feed.isStopped else { return }
