@@ -18,12 +18,10 @@ final class FeedConnection {
         self.types = types
         redact = { configuration.redact($0) }
         guard let channel else { return }
-        do {
-            try execute("LISTEN \(SQLIdentifier.quoted(channel))", deadline: deadline)
-        } catch {
-            PQfinish(pg)
-            throw error
-        }
+        // A throw from here on, with every property set, runs deinit, which finishes `pg`: finishing
+        // it here too freed it twice, and the second PQfinish closed whatever descriptor had
+        // taken the old socket's number — another connection's, mid-statement.
+        try execute("LISTEN \(SQLIdentifier.quoted(channel))", deadline: deadline)
     }
 
     deinit { PQfinish(pg) }
