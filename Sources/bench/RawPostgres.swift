@@ -6,7 +6,9 @@ final class RawPostgres {
     let connection: OpaquePointer
 
     init(_ conninfo: String) throws {
-        guard let pg = PQconnectdb(conninfo), PQstatus(pg) == CONNECTION_OK else {
+        let pg = PQconnectdb(conninfo)
+        guard let pg, PQstatus(pg) == CONNECTION_OK else {
+            PQfinish(pg)
             throw BenchError("raw libpq could not connect")
         }
         connection = pg

@@ -10,24 +10,28 @@ final class StreamClient: @unchecked Sendable {
 
     /// Connects to `port`.
     init(port: Int) throws {
+        // The socket is ours alone until `connect` succeeds: an init that throws with every
+        // property set runs deinit, and a close here as well closed the number twice — by then
+        // often another thread's libpq socket ("Bad file descriptor" in unrelated tests).
         #if canImport(Glibc)
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        fd = socket(AF_INET, SOCK_STREAM, 0)
+        let socket = Foundation.socket(AF_INET, SOCK_STREAM, 0)
         #endif
-        guard fd >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
+        guard socket >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
         guard connected else {
             let reason = String(cString: strerror(errno))
-            Foundation.close(fd)
+            Foundation.close(socket)
             throw TestSetupError("connect: \(reason)")
         }
+        fd = socket
     }
 
     deinit { close() }

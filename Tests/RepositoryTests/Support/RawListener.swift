@@ -9,7 +9,9 @@ final class RawListener {
     /// Connects to `database` on the test server and listens on `channel`.
     init(database: String, channel: String) async throws {
         let conninfo = try await TestServer.connectionString(database: database)
-        guard let pg = PQconnectdb(conninfo), PQstatus(pg) == CONNECTION_OK else {
+        let pg = PQconnectdb(conninfo)
+        guard let pg, PQstatus(pg) == CONNECTION_OK else {
+            PQfinish(pg)
             throw TestSetupError("raw listener could not connect")
         }
         connection = pg
