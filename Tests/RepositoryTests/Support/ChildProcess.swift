@@ -73,8 +73,12 @@ final class ChildProcess: Sendable {
 
     /// Calls `line` with each line of standard output as it arrives, on a thread of its own.
     func readOutputLines(_ line: @escaping @Sendable (String) -> Void) {
-        let fd = output
+        // A copy of its own: this object may be gone (its `output` closed, and the number
+        // perhaps taken by another thread's socket) while the thread still reads.
+        let fd = fcntl(output, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else { return }
         Thread.detachNewThread {
+            defer { close(fd) }
             var pending = Data()
             var buffer = [UInt8](repeating: 0, count: 4096)
             while case let count = read(fd, &buffer, buffer.count), count > 0 {
