@@ -82,6 +82,7 @@ struct Report: Codable {
     var sharedReportedLost: [[Int64]] = []  // [row, value] of shared edits a reported conflict says lost
     var otherErrors: [String] = []
     var convergeMilliseconds = 0
+    var rowsFromStream = 0                 // rows taken from the replication stream, with no read
     var converged = false
     var mismatch: String?
 }
@@ -315,6 +316,7 @@ func sync<R: SyncRecord>(_ arguments: [String], as _: R.Type) async throws {
         try await Task.sleep(for: .milliseconds(10))
     }
     let elapsed = ContinuousClock.now - started
+    log.with { $0.rowsFromStream = repository.rowsFromStream }
     log.with { $0.convergeMilliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) }
     errorWatcher.cancel()
     orderCheck.cancel()

@@ -102,6 +102,9 @@ extension AggregateTable: LiveTable {
         try fetch(ids, using: query).map { ($0.value.id, $0) }
     }
 
+    /// An aggregate is made of several rows: a change of one is read with the rest.
+    func committed(streamed row: StreamedRow) -> Committed<AggregateContent<A>>? { nil }
+
     /// The written fields applied to the base, written row by row in one transaction.
     func write(_ write: SyncState<AggregateContent<A>>.Write, id: A.ID) async throws -> WriteOutcome<AggregateContent<A>> {
         let edited = try AggregateContent<A>.replacing(write.fields, in: write.base.value, from: write.snapshot)

@@ -1,8 +1,9 @@
 public import Foundation
 
 /// A row change announced by PostgreSQL: which table, what happened, to which key, at which
-/// version. Only a hint — the data itself is always re-read from the table, so a forged
-/// notification can at most cause a needless read.
+/// version. From notifications only a hint — the data itself is read from the table, so a
+/// forged notification can at most cause a needless read; from the logical replication
+/// stream, which only the server writes, it may carry the row itself.
 public struct Change: Sendable, Hashable, Decodable {
     /// What happened to the row.
     public enum Operation: String, Sendable, Hashable, Decodable {
@@ -31,6 +32,9 @@ public struct Change: Sendable, Hashable, Decodable {
     /// When the statement that made the change ran, as the server's clock says (announcements
     /// since migration 0004 carry it); for measuring how long changes take to arrive.
     public private(set) var madeAt: Date?
+    /// The row the change left, as the logical replication stream delivered it (nil: it is to
+    /// be read). Not part of what the change says: equality and hashing leave it out.
+    var row: StreamedRow?
 
     /// A change of `key` in `table`.
     public init(table: String, operation: Operation, key: ChangeKey, version: Int64, madeAt: Date? = nil) {
@@ -39,6 +43,12 @@ public struct Change: Sendable, Hashable, Decodable {
         self.key = key
         self.version = version
         self.madeAt = madeAt
+    }
+
+    /// A change the replication stream delivered with the row it left.
+    init(table: String, operation: Operation, key: ChangeKey, version: Int64, row: StreamedRow?) {
+        self.init(table: table, operation: operation, key: key, version: version)
+        self.row = row
     }
 
     /// Changes are the same when they say the same about the same row (whenever made).

@@ -59,7 +59,10 @@ struct ChangeBatch {
         let operation: Change.Operation = previous.operation == change.operation || change.operation == .delete || change.operation == .truncate
             ? change.operation
             : (previous.operation == .update ? change.operation : .insert)
-        changes[index] = Change(table: change.table, operation: operation, key: change.key, version: change.version, madeAt: change.madeAt)
+        var folded = Change(table: change.table, operation: operation, key: change.key, version: change.version, madeAt: change.madeAt)
+        // The last row the stream delivered is the row now (an insert after a delete included).
+        if operation != .delete && operation != .truncate { folded.row = change.row }
+        changes[index] = folded
     }
 
     private static func reason(_ error: any Error) -> String {

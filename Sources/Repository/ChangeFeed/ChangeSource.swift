@@ -1,7 +1,8 @@
 /// Where a change feed learns of committed changes.
 ///
-/// Both announce the same thing — table, operation, key, version — and the rows are read again
-/// either way; nothing above the feed knows which one runs.
+/// Both announce the same thing — table, operation, key, version — and nothing above the feed
+/// knows which one runs. Logical replication also delivers inserted and updated rows, which live
+/// values take without reading them again when they can tell the row is newer than theirs.
 public enum ChangeSource: Sendable, Hashable {
     /// `LISTEN` on `channel`, where the triggers `LiveSchema.enable` installs announce each
     /// statement's changed keys. The default: it needs nothing of the server's configuration.
@@ -10,6 +11,10 @@ public enum ChangeSource: Sendable, Hashable {
     /// `publication` (``LiveSchema/publish(_:on:publication:)`` adds a table; no triggers).
     /// Needs `wal_level = logical` (``LocalServer`` sets it) and a role with the `REPLICATION`
     /// attribute; the publication is made, empty, when there is none.
+    ///
+    /// Inserted and updated rows arrive with their values (in binary form): a live value holding
+    /// the version of the row the stream delivered before takes the next one as it comes, with
+    /// no read; any other is read, as with notifications.
     ///
     /// After an outage the feed resumes its slot where it stopped: the changes committed
     /// meanwhile arrive, and nothing is re-read. The slot is dropped when the feed stops; one

@@ -91,6 +91,10 @@ public final class LiveRepository: Sendable {
     /// How many rows those queries returned: what following changes costs.
     public var rowsRead: Int { reads.withLock { $0.rows } }
 
+    /// How many changed rows live values took from the logical replication stream as it
+    /// delivered them, with no query (see ``ChangeSource/logicalReplication(publication:abandonAfter:)``).
+    public var rowsFromStream: Int { reads.withLock { $0.streamed } }
+
     /// An entry of the identity map: a row, or an aggregate rooted at that row.
     struct StoreKey: Hashable {
         let table: String
@@ -137,7 +141,7 @@ public final class LiveRepository: Sendable {
             Self.log(error, to: logger, metrics: metrics)
         }
         self.report = report
-        context = LiveContext(sequence: sequence, policy: conflictPolicy, report: report, metrics: metrics)
+        context = LiveContext(sequence: sequence, policy: conflictPolicy, report: report, metrics: metrics, reads: reads)
         feed = ChangeFeed(database.configuration, source: source, logger: logger, types: database.types)
         let events = feed.events
         defer {

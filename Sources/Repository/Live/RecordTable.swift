@@ -19,14 +19,18 @@ struct RecordTable<R: Record>: Sendable {
     let touchColumn: String?
     /// Where the server may store something other than what a write sends (see ``StoredRewrites``).
     let rewrites: StoredRewrites
+    /// How many columns a read returns (before the version): a row from the replication stream
+    /// with fewer (PostgreSQL 15 leaves generated columns out) is read instead.
+    let columnCount: Int
 
     init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String, key: TableKey, touchColumn: String?,
-         rewrites: StoredRewrites = StoredRewrites()) {
+         rewrites: StoredRewrites = StoredRewrites(), columnCount: Int = 0) {
         self.database = database
         self.reads = reads
         self.key = key
         self.touchColumn = touchColumn
         self.rewrites = rewrites
+        self.columnCount = columnCount
         qualifiedName = schema + "." + name
         quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
         selectOne = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.equals(parameter: 1))"
@@ -41,7 +45,8 @@ struct RecordTable<R: Record>: Sendable {
                 AND NOT a.attisdropped AND a.attgenerated = '' AND a.attidentity <> 'a'
                 AND has_column_privilege(c.oid, a.attnum, 'UPDATE')
                 ORDER BY a.attnum = ANY(coalesce((SELECT i.indkey::int2[] FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), '{}')), a.attnum LIMIT 1),
-            \(StoredRewrites.columns), \(StoredRewrites.wholeRow)
+            \(StoredRewrites.columns), \(StoredRewrites.wholeRow),
+            (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass
             """, [R.tableName])[0]
         let (schema, name) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
@@ -50,7 +55,7 @@ struct RecordTable<R: Record>: Sendable {
         RecordKeyColumns.record(key.columns, for: R.self)
         let rewrites = StoredRewrites(columns: Set(try row.decode([String].self, at: 4)), wholeRow: try row.decode(Bool.self, at: 5))
         return RecordTable(database: database, reads: reads, schema: schema, name: name, key: key,
-                           touchColumn: try row.decode(String?.self, at: 3), rewrites: rewrites)
+                           touchColumn: try row.decode(String?.self, at: 3), rewrites: rewrites, columnCount: try row.decode(Int.self, at: 6))
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
@@ -117,10 +122,20 @@ extension RecordTable: LiveTable {
     func read(_ ids: [R.ID], using query: FeedQuery) throws -> [(id: R.ID, committed: Committed<RecordContent<R>>)] {
         try fetch(ids, using: query).map { ($0.record.id, Committed(value: $0.record, version: $0.version)) }
     }
+
+    /// The record in a row from the replication stream, when the stream sent every column a
+    /// read returns and the row decodes (else it is read, and a row that does not fit is
+    /// reported as reads report it).
+    func committed(streamed row: StreamedRow) -> Committed<RecordContent<R>>? {
+        guard row.columns.count == columnCount, let decoded = try? Self.decode(row.result).first else { return nil }
+        return Committed(value: decoded.record, version: decoded.version)
+    }
 }
 
 /// Queries a repository ran to read rows, and the rows they returned.
 struct ReadCount: Sendable {
     var queries = 0
     var rows = 0
+    /// Rows taken from the replication stream instead.
+    var streamed = 0
 }

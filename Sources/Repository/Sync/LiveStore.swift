@@ -17,6 +17,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     private let sequence: ReadSequence
     private let report: @Sendable (LiveRecordError) -> Void
     private let metrics: LiveMetrics
+    private let reads: Locked<ReadCount>
     /// Told each newly committed state (aggregates keep their child routes current with it).
     private let committedChanged: (@Sendable (Committed<Content>) -> Void)?
     private let cell: ObservedState<SyncState<Content>>
@@ -38,6 +39,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         self.sequence = context.sequence
         self.report = context.report
         self.metrics = context.metrics
+        self.reads = context.reads
         let policy = context.policy
         self.committedChanged = committedChanged
         cell = ObservedState(SyncState(table: table.qualifiedName, key: keyText, policy: policy, committed: committed, sequence: sequenceNumber))
@@ -197,9 +199,24 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     func countReread(_ rows: Int) { metrics.rowsReread.increment(by: rows) }
 
     /// Whether this announcement of the value's own row (an aggregate's root) means it must be
-    /// read (see ``SyncState/announced(_:version:)``).
+    /// read (see ``SyncState/announced(_:version:)``). A row the replication stream delivered
+    /// is taken instead, when the state is one step behind the stream (see ``SyncState/streamed(_:version:at:row:sequence:)``).
     func isStale(after change: Change) -> Bool {
-        cell.update { $0.announced(change.operation, version: change.version) }
+        guard let streamed = change.row else { return cell.update { $0.announced(change.operation, version: change.version) } }
+        let position = StreamedVersion(epoch: streamed.epoch, version: streamed.version)
+        // Decoded outside the lock, and only when it will be taken.
+        let row = cell.inspect { $0.takesStreamed(at: position) } ? table.committed(streamed: streamed) : nil
+        var (stale, taken) = (false, false)
+        transition { sync in
+            let outcome = sync.streamed(change.operation, version: change.version, at: position, row: row, sequence: sequence.next())
+            (stale, taken) = (outcome.stale, outcome.taken)
+            return outcome.effects
+        }
+        if taken {
+            metrics.rowsStreamed.increment()
+            reads.withLock { $0.streamed += 1 }
+        }
+        return stale
     }
 
     /// Applies a read that started as number `sequence` (nil: the row is gone).

@@ -49,6 +49,8 @@ struct SyncState<Content: SyncContent> {
     /// Updates announced while a write is under way, most likely its own, not read while it
     /// is; set only by ``announced(_:version:)``.
     var heldAnnouncement: HeldAnnouncement?
+    /// The version the replication stream last delivered with the row (see ``streamed(_:version:at:row:sequence:)``).
+    var streamed: StreamedVersion?
     /// Local edits so far, and how many of them are settled (committed, superseded or failed).
     private(set) var edits: UInt64 = 0
     private(set) var settled: UInt64 = 0
@@ -273,7 +275,7 @@ struct SyncState<Content: SyncContent> {
 
     /// Makes `row` the committed state (numbered `sequence`; it shows the row as it was after
     /// reads up to `seenAfter` started).
-    private mutating func adopt(_ row: Committed<Content>, sequence: UInt64, byWrite: Bool, seenAfter: UInt64) -> SyncEffects {
+    mutating func adopt(_ row: Committed<Content>, sequence: UInt64, byWrite: Bool, seenAfter: UInt64) -> SyncEffects {
         let revived = lifecycle == .deleted
         (committed, appliedSequence, committedByWrite, lifecycle) = (row, sequence, byWrite, .live)
         var effects = reconcilePending(seenAfter: seenAfter) + rebase()

@@ -113,3 +113,42 @@ struct ReplicationStreamTests {
         }
     }
 }
+
+extension ReplicationStreamTests {
+    /// A tuple of binary cells; nil is NULL, `[]`… as given; `unchanged` marks a TOASTed value left alone.
+    static func binary(_ cells: [[UInt8]?], unchanged: Int? = nil) -> (Bytes) -> Bytes {
+        { start in
+            cells.enumerated().reduce(start.int(UInt64(cells.count), 2)) { bytes, cell in
+                if cell.offset == unchanged { return bytes.byte(UInt8(ascii: "u")) }
+                guard let value = cell.element else { return bytes.byte(UInt8(ascii: "n")) }
+                return bytes.byte(UInt8(ascii: "b")).int(UInt64(value.count), 4).raw(value)
+            }
+        }
+    }
+
+    static func int8(_ value: Int64) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
+
+    @Test("a row sent whole in binary form comes with its change, versioned and read as a read's row would be; not one changed twice, left partly unsent, or sent as text")
+    func rowsWithChanges() throws {
+        struct Note: Decodable, Equatable { var id: Int64; var body: String? }
+        let update = { (id: Int64, body: String?, unchanged: Int?) in
+            Self.binary([Self.int8(id), body.map { Array($0.utf8) }], unchanged: unchanged)(Bytes("U").int(16384, 4).byte(UInt8(ascii: "N"))).bytes
+        }
+        var stream = ReplicationStream()
+        stream.epoch = 3
+        for bytes in [Self.notes, Self.begin(500), update(7, "seven", nil), update(8, nil, nil), update(9, "x", 1), update(10, "a", nil),
+                      update(10, "b", nil), Bytes("U").int(16384, 4).byte(UInt8(ascii: "N")).tuple(["11", "text"]).bytes, Self.commit(0x2000)] {
+            try stream.receive(try PgOutputMessage.decode(bytes))
+        }
+        let taken = stream.take()
+        let changes = try #require(taken).changes
+        #expect(changes.map(\.key) == [.integer(7), .integer(8), .integer(9), .integer(10), .integer(11)])
+        let rows = changes.map(\.row)
+        #expect(rows.map { $0 != nil } == [true, true, false, false, false], "whole and binary, once: 7 and 8")
+        let seven = try #require(rows[0])
+        #expect(seven.version == 500 && seven.epoch == 3)
+        #expect(try seven.result.decode(Note.self) == [Note(id: 7, body: "seven")])
+        #expect(try rows[1]?.result.decode(Note.self) == [Note(id: 8, body: nil)])
+        #expect(try seven.result[0].decode(Int64.self, column: RowVersion.column) == 500)
+    }
+}

@@ -56,13 +56,8 @@ struct LiveColumnTypesTests {
         counts: ["a": 2, "b": 3], note: Note(title: "n", written: micros(1_709_214_306_123_457)),
         grid: [[1, 2, 3], [4, 5, 6]], mac: "08:00:2b:01:02:03")
 
-    let database: Database
-    let repository: LiveRepository
-
-    init() async throws {
-        database = try await TestServer.makeDatabase()
-        try await database.withConnection { connection in
-            try await connection.execute(script: """
+    /// The table, and row 1 as ``first``.
+    static let schema = """
                 CREATE TYPE mood AS ENUM ('calm', 'excited');
                 CREATE TABLE every_type (
                     id bigint PRIMARY KEY, mood mood NOT NULL, mood_text mood NOT NULL, opens time NOT NULL,
@@ -75,7 +70,15 @@ struct LiveColumnTypesTests {
                     '1234.56', '[1,5)', '(1.5,-2)', '(0,0)', '1 mon 2 days 0.000003 seconds', 'infinity', '-infinity', 'infinity',
                     'NaN', '\(Self.precise)', '{"a": 1, "b": 3, "a": 2}',
                     '{"title": "n", "written": "2024-02-29T13:45:06.123457+00:00"}', '{{1,2,3},{4,5,6}}', '08:00:2b:01:02:03');
-                """)
+        """
+
+    let database: Database
+    let repository: LiveRepository
+
+    init() async throws {
+        database = try await TestServer.makeDatabase()
+        try await database.withConnection { connection in
+            try await connection.execute(script: Self.schema)
         }
         try await LiveSchema.enable("every_type", on: database)
         repository = LiveRepository(database)

@@ -31,6 +31,7 @@ struct ConvergenceRun {
         var failures: [String]
         var otherErrors: [String]
         var convergeMilliseconds: Int
+        var rowsFromStream: Int
         var converged: Bool
         var mismatch: String?
     }
@@ -158,7 +159,7 @@ struct ConvergenceRun {
             converged in \(reports.map(\.convergeMilliseconds).max() ?? -1) ms, \
             \(sum(\.bulkStatements)) statements flipping many rows, \(sum(\.listsChecked)) live-query lists checked, \
             \(injected) (\(sum(\.feedReconnects)) reconnects, \(sum(\.refreshesFailed)) re-reads cut, \
-            \(sum(\.savesFailed)) saves failed)
+            \(sum(\.savesFailed)) saves failed)\(source == .notifications ? "" : ", \(sum(\.rowsFromStream)) rows taken from the stream")
             """)
         #expect(reports.allSatisfy { $0.converged }, "\(reports.compactMap(\.mismatch)) (seed \(seed))")
         #expect(audit.staleWrites.isEmpty, "\(audit.staleWrites.prefix(5)) (seed \(seed))")
@@ -169,5 +170,6 @@ struct ConvergenceRun {
         #expect(otherErrors.isEmpty, "\(otherErrors.prefix(5)) (seed \(seed))")
         #expect(sum(\.sets) > Self.workers * 10, "the workers barely wrote")
         #expect(reports.allSatisfy { $0.listsChecked > 0 }, "a live query published nothing")
+        #expect(source == .notifications || sum(\.rowsFromStream) > 0, "no row was taken from the replication stream")
     }
 }

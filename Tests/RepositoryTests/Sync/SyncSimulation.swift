@@ -64,8 +64,15 @@ struct SyncSimulation {
     private var clock = 0
     /// Every committed value of a column: who wrote it, when.
     private(set) var commits: [(field: String, value: Int, ours: Bool, time: Int)] = [("a", 0, false, 0), ("b", 0, false, 0)]
-    /// Announcements not yet received, in commit order: what happened, and the version after.
-    private var announcements: [(operation: Change.Operation, version: Int64)] = []
+    /// Announcements not yet received, in commit order: what happened, the version after, and
+    /// the row it left (which the replication stream delivers with inserts and updates).
+    private var announcements: [(operation: Change.Operation, version: Int64, row: TwoColumns?)] = []
+    /// Whether changes come from the replication stream, rows and all (see ``SyncState/streamed(_:version:at:row:sequence:)``).
+    let streams: Bool
+    /// The stream's slot: a reconnection starts a new one.
+    private var epoch: UInt64 = 1
+    /// Each version's place in commit order.
+    private var commitOrder: [Int64: Int64] = [1: 1]
     // The process.
     private var sequence: UInt64 = 1
     private var reads: [Read] = []
@@ -83,7 +90,8 @@ struct SyncSimulation {
     private(set) var trace: [String] = []
     static let isTracing = ProcessInfo.processInfo.environment["SYNC_TRACE"] != nil
 
-    init(policy: ConflictPolicy) {
+    init(policy: ConflictPolicy, streams: Bool = false) {
+        self.streams = streams
         let start = TwoColumns(a: 0, b: 0)
         row = start
         state = State(table: "t", key: "1", policy: policy, committed: Committed(value: start, version: 1), sequence: 1)
@@ -118,20 +126,33 @@ struct SyncSimulation {
         case .delete:
             guard row != nil else { return }
             row = nil
-            announcements.append((.delete, newTransaction()))
+            announcements.append((.delete, newTransaction(), nil))
         case .insert:
             guard row == nil else { return }
             row = TwoColumns(a: value, b: value)
             version = newTransaction()
             commits += ["a", "b"].map { ($0, value, false, clock) }
-            announcements.append((.insert, version))
+            announcements.append((.insert, version, row))
         case .announce:
             guard !announcements.isEmpty else { return }
-            let (operation, version) = announcements.removeFirst()
+            let (operation, version, streamed) = announcements.removeFirst()
             // Whether the store reads the row is the state's decision (it may hold an
             // announcement of its own write under way).
-            if state.announced(operation, version: version) { startRead() }
+            guard streams else {
+                if state.announced(operation, version: version) { startRead() }
+                break
+            }
+            let held = state.committed.version
+            sequence += 1  // numbered on arrival, like the store does
+            let outcome = state.streamed(operation, version: version, at: streamed.map { _ in StreamedVersion(epoch: epoch, version: version) },
+                                         row: streamed.map { Committed(value: $0, version: version) }, sequence: sequence)
+            if outcome.taken, (commitOrder[version] ?? 0) < (commitOrder[held] ?? 0) {
+                violations.append("a row from the stream moved the state back from version \(held) to \(version)")
+            }
+            if outcome.stale { startRead() }
+            perform(outcome.effects)
         case .reconnect:
+            if streams { epoch += 1 }  // a new slot: what the last one delivered says nothing
             startRead()
         case .executeRead:
             guard let index = reads.indices.first(where: { reads[$0].snapshot == nil }) else { return }
@@ -170,14 +191,16 @@ struct SyncSimulation {
         row = new
         version = newTransaction()
         commits += fields.map { ($0, new[$0], ours, clock) }
-        announcements.append((.update, version))
+        announcements.append((.update, version, new))
     }
 
     /// A version as PostgreSQL gives them (the writing transaction's id, `xmin`): new for every
     /// commit, and in no particular order, so that the state machine cannot rely on one.
     private mutating func newTransaction() -> Int64 {
         transactions += 1
-        return (transactions &* 0x9E37_79B1) & 0xFFFF_FFFF  // a bijection on 32 bits: never repeats
+        let version = (transactions &* 0x9E37_79B1) & 0xFFFF_FFFF  // a bijection on 32 bits: never repeats
+        commitOrder[version] = transactions
+        return version
     }
 
     private mutating func startRead(forConflict: Bool = false) {

@@ -10,8 +10,8 @@ struct SyncStateTests {
     static let events = SyncSimulation.Event.allCases
 
     /// Runs `codes` (an event and a value each) and settles; the violations found.
-    static func run(_ codes: [Int], policy: ConflictPolicy) -> [String] {
-        var simulation = SyncSimulation(policy: policy)
+    static func run(_ codes: [Int], policy: ConflictPolicy, streams: Bool = false) -> [String] {
+        var simulation = SyncSimulation(policy: policy, streams: streams)
         for code in codes {
             simulation.step(events[code % events.count], value: code / events.count % 3)
         }
@@ -22,8 +22,9 @@ struct SyncStateTests {
         return simulation.violations
     }
 
-    @Test("every sequence of up to 5 events, both policies", arguments: [ConflictPolicy.databaseWins, .localWins])
-    func exhaustive(policy: ConflictPolicy) {
+    @Test("every sequence of up to 5 events, both policies, changes announced or streamed with their rows",
+          arguments: [ConflictPolicy.databaseWins, .localWins], [false, true])
+    func exhaustive(policy: ConflictPolicy, streams: Bool) {
         // Values are fixed per event (1 for edits, 2 for the other writer) so the alphabet stays small.
         let alphabet = Self.events.indices.map { $0 + Self.events.count * ($0 < 2 ? 1 : 2) }
         var sequences: [[Int]] = [[]]
@@ -32,7 +33,7 @@ struct SyncStateTests {
             sequences = sequences.flatMap { prefix in alphabet.map { prefix + [$0] } }
             for sequence in sequences {
                 checked += 1
-                let violations = Self.run(sequence, policy: policy)
+                let violations = Self.run(sequence, policy: policy, streams: streams)
                 if !violations.isEmpty {
                     Issue.record("\(sequence.map { Self.events[$0 % Self.events.count] }): \(violations)")
                     return
@@ -49,14 +50,15 @@ struct SyncStateTests {
     func replay() {
         let codes = (ProcessInfo.processInfo.environment["SYNC_CODES"] ?? "").split(separator: ",").compactMap { Int($0) }
         let localWins = ProcessInfo.processInfo.environment["SYNC_LOCAL_WINS"] != nil
-        #expect(Self.run(codes, policy: localWins ? .localWins : .databaseWins).isEmpty)
+        let streams = ProcessInfo.processInfo.environment["SYNC_STREAMS"] != nil
+        #expect(Self.run(codes, policy: localWins ? .localWins : .databaseWins, streams: streams).isEmpty)
     }
 
-    @Test("long random sequences, both policies", .shrinking)
+    @Test("long random sequences, both policies, changes announced or streamed with their rows", .shrinking)
     func random() async {
-        await propertyCheck(count: Self.randomRuns, input: Gen.int(in: 0...999).array(of: 1...80), Gen.bool) { codes, localWins in
-            let violations = Self.run(codes, policy: localWins ? .localWins : .databaseWins)
-            #expect(violations.isEmpty, "\(codes.map { Self.events[$0 % Self.events.count] }) codes \(codes) localWins \(localWins): \(violations)")
+        await propertyCheck(count: Self.randomRuns, input: Gen.int(in: 0...999).array(of: 1...80), Gen.bool, Gen.bool) { codes, localWins, streams in
+            let violations = Self.run(codes, policy: localWins ? .localWins : .databaseWins, streams: streams)
+            #expect(violations.isEmpty, "\(codes.map { Self.events[$0 % Self.events.count] }) codes \(codes) localWins \(localWins) streams \(streams): \(violations)")
         }
     }
 }

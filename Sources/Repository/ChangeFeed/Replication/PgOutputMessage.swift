@@ -27,9 +27,13 @@ enum PgOutputMessage: Equatable, Sendable {
         /// The positions of the key's columns, in the key's order; nil: the columns marked as
         /// key, in table order.
         var keyOrder: [Int]?
+        /// The columns as a read's result names and types them: their types as the stream says
+        /// until ``withTypes(_:)`` gives them as the type catalog describes them.
+        private(set) var resultColumns: [QueryResult.Column]
 
         init(id: UInt32, schema: String, name: String, columns: [Column]) {
             (self.id, self.schema, self.name, self.columns) = (id, schema, name, columns)
+            resultColumns = columns.map { QueryResult.Column(name: $0.name, type: PostgresType(rawValue: $0.type)) }
         }
 
         /// The positions of the key's columns, in the key's order.
@@ -54,6 +58,14 @@ enum PgOutputMessage: Equatable, Sendable {
             copy.keyOrder = positions.count == key.count ? positions : []
             return copy
         }
+
+        /// The same relation whose columns have these types (described by the type catalog).
+        func withTypes(_ types: [PostgresType]) -> Relation {
+            guard types.count == columns.count else { return self }
+            var copy = self
+            copy.resultColumns = zip(columns, types).map { QueryResult.Column(name: $0.name, type: $1) }
+            return copy
+        }
     }
 
     /// A column's value in a row of the stream.
@@ -61,7 +73,10 @@ enum PgOutputMessage: Equatable, Sendable {
         case null
         /// A TOASTed value the change left as it was: not sent.
         case unchanged
+        /// In the type's text form (a type with no binary form, or a stream started without `binary`).
         case text([UInt8])
+        /// In the type's binary form, as results carry it.
+        case binary([UInt8])
     }
 }
 
@@ -169,10 +184,11 @@ private struct PgOutputReader {
             switch try byte() {
             case UInt8(ascii: "n"): cells.append(.null)
             case UInt8(ascii: "u"): cells.append(.unchanged)
-            case UInt8(ascii: "t"), UInt8(ascii: "b"):
+            case let kind where kind == UInt8(ascii: "t") || kind == UInt8(ascii: "b"):
                 let length = Int(try uint32())
                 guard position + length <= bytes.count else { throw PgOutputError(description: "a value ends early") }
-                cells.append(.text(Array(bytes[position..<position + length])))
+                let value = Array(bytes[position..<position + length])
+                cells.append(kind == UInt8(ascii: "b") ? .binary(value) : .text(value))
                 position += length
             case let other: throw PgOutputError(description: "unknown column kind \(other)")
             }

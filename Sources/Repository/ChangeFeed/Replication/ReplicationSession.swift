@@ -13,6 +13,7 @@ final class ReplicationSession: FeedSession {
     private let queries: FeedConnection
     private let slot: ReplicationSlot
     private let statementDeadline: Duration
+    private let types: TypeCatalog
     private var state = ReplicationStream()
     private var lastCleanUp = ContinuousClock.now
     let resumed: Bool
@@ -23,6 +24,7 @@ final class ReplicationSession: FeedSession {
          types: TypeCatalog) throws {
         self.statementDeadline = statementDeadline
         self.slot = slot
+        self.types = types
         queries = try FeedConnection(configuration, channel: nil, deadline: statementDeadline, types: types)
         try Self.checkServer(queries, deadline: statementDeadline)
         try Self.ensure(publication, on: queries, deadline: statementDeadline)
@@ -31,7 +33,7 @@ final class ReplicationSession: FeedSession {
         let names = SQLIdentifier.quoted(publication).replacingOccurrences(of: "'", with: "''")
         func start(_ name: String, at position: UInt64) throws {
             let lsn = String(position >> 32, radix: 16, uppercase: true) + "/" + String(position & 0xFFFF_FFFF, radix: 16, uppercase: true)
-            try stream.startStreaming("START_REPLICATION SLOT \(name) LOGICAL \(lsn) (proto_version '1', publication_names '\(names)')",
+            try stream.startStreaming("START_REPLICATION SLOT \(name) LOGICAL \(lsn) (proto_version '1', publication_names '\(names)', binary 'true')",
                                       deadline: statementDeadline)
         }
         var resumed = false
@@ -60,6 +62,7 @@ final class ReplicationSession: FeedSession {
         }
         self.stream = stream
         self.resumed = resumed
+        state.epoch = slot.epoch
     }
 
     /// How long making a slot may wait for the transactions running on the server to end.
@@ -106,7 +109,7 @@ final class ReplicationSession: FeedSession {
         case UInt8(ascii: "w") where message.count >= 25:
             var decoded = try PgOutputMessage.decode(message[25...])
             if case .relation(let relation) = decoded {
-                decoded = .relation(try inKeyOrder(relation))
+                decoded = .relation(try described(inKeyOrder(relation)))
             }
             try state.receive(decoded)
             return true
@@ -194,6 +197,16 @@ final class ReplicationSession: FeedSession {
             WHERE i.indrelid = $1 AND i.indisprimary AND a.attrelid = i.indrelid AND a.attnum = k.attnum ORDER BY k.n
             """, [.text(String(relation.id))], deadline: statementDeadline).map { try $0.decode(String.self, at: 0) }
         return relation.withKey(order)
+    }
+
+    /// The relation with its columns' types described as reads describe them (enums, domains,
+    /// extensions' types: see ``TypeCatalog``), so that its rows decode as read rows do.
+    private func described(_ relation: PgOutputMessage.Relation) -> PgOutputMessage.Relation {
+        let columns = QueryResult(columns: relation.resultColumns, storage: [], cells: [], commandTag: "", affectedRows: 0)
+        let described = types.describing(columns) { [queries, statementDeadline] sql, values in
+            try queries.query(sql, values, deadline: statementDeadline)
+        }
+        return relation.withTypes(described.columns.map(\.type))
     }
 
     /// What the server must allow, said in one line each: `wal_level = logical`, and a role

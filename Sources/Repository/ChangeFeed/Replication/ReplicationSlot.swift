@@ -15,6 +15,9 @@ final class ReplicationSlot {
     private(set) var name: String?
     /// The end of the last transaction handed on: where a resumed stream starts.
     var confirmed: UInt64 = 0
+    /// Changes with the number of the slot they came from (see ``StreamedRow/epoch``): a new
+    /// one for every slot this feed starts.
+    private(set) var epoch: UInt64 = 0
     let abandonAfter: Int
 
     init(abandonAfter: Int) {
@@ -29,7 +32,7 @@ final class ReplicationSlot {
     /// Streaming from the slot `fresh` started: it is this feed's from now on (before that, a
     /// session that resumed it would skip what was committed before it was made).
     func adopt(_ fresh: String) {
-        (name, confirmed) = (fresh, 0)
+        (name, confirmed, epoch) = (fresh, 0, Self.nextEpoch())
     }
 
     /// Drops this library's slots that no session uses and that hold back more than

@@ -2,12 +2,13 @@
 /// alone: the tables it described, the transaction being received, and the changes of committed
 /// transactions not yet handed on, with the position to confirm once they are.
 ///
-/// Changes are announcements like the triggers' (table, operation, key, version): the rows are
-/// read again, as for `LISTEN`. A row's version is the transaction's id — its `xmin`, unless it
-/// was written in a subtransaction, where it differs and the row is read again — when the
-/// transaction changed the row once; when it changed the row more than once, 0 (unknown), since
-/// a writer may hold a version of the row from between those changes. A change whose key the
-/// stream does not carry (a NULL or unsent key value) stands for its whole table: a truncate.
+/// Changes are announcements like the triggers' (table, operation, key, version). A row's
+/// version is the transaction's id — its `xmin`, unless it was written in a subtransaction,
+/// where it differs and the row is read again — when the transaction changed the row once; when
+/// it changed the row more than once, 0 (unknown), since a writer may hold a version of the row
+/// from between those changes. An inserted or updated row of known version the stream sent
+/// whole comes with its change (see ``StreamedRow``). A change whose key the stream does not
+/// carry (a NULL or unsent key value) stands for its whole table: a truncate.
 struct ReplicationStream {
     private var relations: [UInt32: PgOutputMessage.Relation] = [:]
     private var transaction: Transaction?
@@ -16,12 +17,21 @@ struct ReplicationStream {
     private var readyTransactions: [UInt32] = []
     /// Where the stream resumes after the last commit in `ready`.
     private(set) var readyThrough: UInt64 = 0
+    /// The slot's epoch (see ``StreamedRow/epoch``), given to the rows it delivers.
+    var epoch: UInt64 = 0
 
     private struct Transaction {
         let id: UInt32
-        var changes: [Change] = []
+        /// Each change, with the row it left (inserts and updates) and that row's table.
+        var changes: [(change: Change, row: [PgOutputMessage.Cell]?, relation: UInt32)] = []
         var count: [Key: Int] = [:]
+        /// The bytes of the rows held so far.
+        var rowBytes = 0
     }
+
+    /// The most bytes of row values one transaction's changes hold until its commit: the rows
+    /// of a larger one are read instead (its keys are held all the same).
+    static let rowBytesLimit = 64 << 20
 
     private struct Key: Hashable {
         let table: String
@@ -35,10 +45,11 @@ struct ReplicationStream {
             transaction = Transaction(id: id)
         case .commit(_, let end):
             guard let finished = transaction else { throw PgOutputError(description: "a commit outside a transaction") }
-            for change in finished.changes {
+            for (change, cells, relation) in finished.changes {
                 let once = finished.count[Key(table: change.table, key: change.key)] == 1
-                ready.add(Change(table: change.table, operation: change.operation, key: change.key,
-                                 version: once && change.operation != .truncate ? Int64(finished.id) : 0))
+                let version = once && change.operation != .truncate ? Int64(finished.id) : 0
+                let row = cells.flatMap { cells in relations[relation].flatMap { StreamedRow(cells, of: $0, version: version, epoch: epoch) } }
+                ready.add(Change(table: change.table, operation: change.operation, key: change.key, version: version, row: row))
             }
             readyThrough = end
             if !finished.changes.isEmpty { readyTransactions.append(finished.id) }
@@ -78,7 +89,8 @@ struct ReplicationStream {
     private mutating func record(_ operation: Change.Operation, _ id: UInt32, _ row: [PgOutputMessage.Cell]) throws(PgOutputError) {
         guard let relation = relations[id] else { throw PgOutputError(description: "a change of a table the stream did not describe") }
         guard let key = Self.key(row, of: relation) else { return try truncate(id) }
-        try append(Change(table: relation.qualifiedName, operation: operation, key: key, version: 0))
+        try append(Change(table: relation.qualifiedName, operation: operation, key: key, version: 0),
+                   row: operation == .delete ? nil : row, of: id)
     }
 
     private mutating func truncate(_ id: UInt32) throws(PgOutputError) {
@@ -86,9 +98,12 @@ struct ReplicationStream {
         try append(Change(table: relation.qualifiedName, operation: .truncate, key: .text(""), version: 0))
     }
 
-    private mutating func append(_ change: Change) throws(PgOutputError) {
+    private mutating func append(_ change: Change, row: [PgOutputMessage.Cell]? = nil, of relation: UInt32 = 0) throws(PgOutputError) {
         guard transaction != nil else { throw PgOutputError(description: "a change outside a transaction") }
-        transaction?.changes.append(change)
+        let bytes = row.map { $0.reduce(0) { total, cell in if case .binary(let value) = cell { total + value.count } else { total } } } ?? 0
+        let keeps = bytes + (transaction?.rowBytes ?? 0) <= Self.rowBytesLimit
+        if keeps { transaction?.rowBytes += bytes }
+        transaction?.changes.append((change, keeps ? row : nil, relation))
         transaction?.count[Key(table: change.table, key: change.key), default: 0] += 1
     }
 
@@ -98,15 +113,22 @@ struct ReplicationStream {
         guard relation.columns.count == row.count else { return nil }
         var parts: [ChangeKey] = []
         for position in relation.keyPositions {
-            let column = relation.columns[position]
-            guard case .text(let bytes) = row[position] else { return nil }
-            let text = String(decoding: bytes, as: UTF8.self)
-            switch PostgresType(rawValue: column.type) {
-            case .int2, .int4, .int8:
+            let isInteger = [.int2, .int4, .int8].contains(PostgresType(rawValue: relation.columns[position].type))
+            switch row[position] {
+            case .text(let bytes):
+                let text = String(decoding: bytes, as: UTF8.self)
+                guard isInteger else { parts.append(.text(text)); continue }
                 guard let integer = Int64(text) else { return nil }
                 parts.append(.integer(integer))
-            default:
-                parts.append(.text(text))
+            case .binary(let bytes):
+                // As PostgreSQL prints it, the way announcements spell keys.
+                let column = relation.resultColumns[position]
+                let cell = Cell(column: column.name, type: column.type, bytes: bytes[...])
+                guard let part = isInteger ? (try? cell.decodeInteger(Int64.self)).map(ChangeKey.integer)
+                                           : (try? cell.decodeString()).map(ChangeKey.text) else { return nil }
+                parts.append(part)
+            case .null, .unchanged:
+                return nil
             }
         }
         guard !parts.isEmpty else { return nil }

@@ -1,0 +1,62 @@
+import Synchronization
+
+/// A row as the logical replication stream delivered it — every column in its binary form,
+/// as a read returns it — with the version its transaction gave it, so that a live value one
+/// step behind the stream can take it without reading the table again.
+///
+/// Only a row the stream carries whole comes with a change: not one with a TOASTed value the
+/// change left alone (sent as "unchanged"), nor one with a column of a type that has no binary
+/// form (sent as text), nor one its transaction changed more than once (its version is not
+/// known). Those rows are read, as announced rows are.
+struct StreamedRow: Sendable {
+    /// The table's columns, in its order, their types described as reads describe them.
+    let columns: [QueryResult.Column]
+    /// Each column's bytes; nil for NULL.
+    let cells: [[UInt8]?]
+    /// The row's version: the id of the transaction that wrote it.
+    let version: Int64
+    /// Which slot's stream delivered it (see ``ReplicationSlot/epoch``): the order the stream
+    /// gives holds within one slot only.
+    let epoch: UInt64
+
+    /// The row in `cells`, when the stream sent all of it in binary form.
+    init?(_ cells: [PgOutputMessage.Cell], of relation: PgOutputMessage.Relation, version: Int64, epoch: UInt64) {
+        guard cells.count == relation.resultColumns.count, version != 0 else { return nil }
+        var bytes: [[UInt8]?] = []
+        bytes.reserveCapacity(cells.count)
+        for cell in cells {
+            switch cell {
+            case .null: bytes.append(nil)
+            case .binary(let value): bytes.append(value)
+            case .text, .unchanged: return nil
+            }
+        }
+        (self.columns, self.cells, self.version, self.epoch) = (relation.resultColumns, bytes, version, epoch)
+    }
+
+    /// The row as a read of it returns it: its columns, then its version (see ``RowVersion``).
+    var result: QueryResult {
+        var storage: [UInt8] = []
+        storage.reserveCapacity(cells.reduce(4) { $0 + ($1?.count ?? 0) })
+        var ranges: [Range<Int>?] = []
+        ranges.reserveCapacity(cells.count + 1)
+        for cell in cells {
+            guard let cell else { ranges.append(nil); continue }
+            ranges.append(storage.count..<storage.count + cell.count)
+            storage += cell
+        }
+        let xid = UInt32(truncatingIfNeeded: version)
+        ranges.append(storage.count..<storage.count + 4)
+        storage += (0..<4).reversed().map { UInt8(truncatingIfNeeded: xid >> ($0 * 8)) }
+        return QueryResult(columns: columns + [QueryResult.Column(name: RowVersion.column, type: .xid)], storage: storage,
+                           cells: ranges, commandTag: "", affectedRows: 1)
+    }
+}
+
+extension ReplicationSlot {
+    /// A number no other slot this process follows has had: a new slot's stream starts a new
+    /// order (see ``StreamedRow/epoch``).
+    static func nextEpoch() -> UInt64 { epochs.add(1, ordering: .relaxed).newValue }
+
+    private static let epochs = Atomic<UInt64>(0)
+}
