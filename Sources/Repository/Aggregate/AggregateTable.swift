@@ -103,7 +103,7 @@ extension AggregateTable: LiveTable {
     }
 
     /// An aggregate is made of several rows: a change of one is read with the rest.
-    func committed(streamed row: StreamedRow) -> Committed<AggregateContent<A>>? { nil }
+    func committed(streamed rows: [StreamedRow]) -> [Committed<AggregateContent<A>>?] { rows.map { _ in nil } }
 
     /// The written fields applied to the base, written row by row in one transaction.
     func write(_ write: SyncState<AggregateContent<A>>.Write, id: A.ID) async throws -> WriteOutcome<AggregateContent<A>> {

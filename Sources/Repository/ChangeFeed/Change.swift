@@ -45,6 +45,13 @@ public struct Change: Sendable, Hashable, Decodable {
         self.madeAt = madeAt
     }
 
+    /// The same change, to be read.
+    var withoutRow: Change {
+        var copy = self
+        copy.row = nil
+        return copy
+    }
+
     /// A change the replication stream delivered with the row it left.
     init(table: String, operation: Operation, key: ChangeKey, version: Int64, row: StreamedRow?) {
         self.init(table: table, operation: operation, key: key, version: version)

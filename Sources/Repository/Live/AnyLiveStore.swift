@@ -13,6 +13,10 @@ protocol AnyLiveStore: AnyObject, Sendable {
     /// read: anything but an update to the version it holds, or an update while its write is
     /// under way (held until that write settles; see ``SyncState/announced(_:version:)``).
     func isStale(after change: Change) -> Bool
+    /// Takes the rows the replication stream delivered with these changes, each of a store of
+    /// this one's type, where the store can (see ``SyncState/streamed(_:version:at:row:sequence:)``):
+    /// the rows are decoded together. The stores that must be read.
+    func takeStreamed(_ changes: [(store: any AnyLiveStore, change: Change)]) -> [any AnyLiveStore]
     /// For an aggregate: whether this announcement of a child row it holds may change it; nil
     /// when the row is not one of its children.
     func isStale(afterChildChange change: Change) -> Bool?
@@ -33,6 +37,23 @@ extension LiveStore: AnyLiveStore {
         let (committed, state) = committed
         guard let version = Content.childVersion(forKey: change.key.description, in: committed.version) else { return nil }
         return state == .deleted || change.operation != .update || version != change.version
+    }
+
+    func takeStreamed(_ changes: [(store: any AnyLiveStore, change: Change)]) -> [any AnyLiveStore] {
+        let typed = changes.compactMap { pair in (pair.store as? LiveStore<Table>).map { (store: $0, change: pair.change) } }
+        // Decoded outside the stores' locks, together, and only the rows stores will take.
+        let taking = typed.filter { pair in pair.change.row.map { pair.store.takesStreamed(at: $0.position) } ?? false }
+        let decoded = table.committed(streamed: taking.compactMap(\.change.row))
+        var rows: [ObjectIdentifier: Committed<Content>] = [:]
+        for (pair, row) in zip(taking, decoded) { rows[ObjectIdentifier(pair.store)] = row }
+        var taken = 0
+        let stale = typed.compactMap { store, change -> (any AnyLiveStore)? in
+            let outcome = store.streamed(change, row: rows[ObjectIdentifier(store)])
+            if outcome.taken { taken += 1 }
+            return outcome.stale ? store : nil
+        }
+        if taken > 0 { countStreamed(taken) }
+        return stale
     }
 
     /// Reads in batches of ``refreshBatchSize`` rows, a few batches at once on pooled

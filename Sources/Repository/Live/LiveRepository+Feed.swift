@@ -127,8 +127,19 @@ extension LiveRepository {
             }
             return candidates
         }
-        // Outside the identity map's lock: each store takes its own.
-        return candidates.compactMap { store, change in store.isStale(after: change) ? store : nil }
+        // Outside the identity map's lock: each store takes its own. Rows from the replication
+        // stream are decoded together, a store type at a time.
+        var stale: [any AnyLiveStore] = []
+        var streamed: [ObjectIdentifier: [(store: any AnyLiveStore, change: Change)]] = [:]
+        for (store, change) in candidates {
+            if change.row != nil {
+                streamed[ObjectIdentifier(type(of: store)), default: []].append((store, change))
+            } else if store.isStale(after: change) {
+                stale.append(store)
+            }
+        }
+        for group in streamed.values { stale += group[0].store.takeStreamed(group) }
+        return stale
     }
 
     /// Queues stale stores for one refresh worker, so announcements that arrive while it
@@ -181,8 +192,10 @@ extension LiveRepository: ChangeFeedReader {
             }
         }
         // Queries over records read the announced rows of their tables with their contents and
-        // give them to the stores: those stores need no read of their own.
+        // give them to the stores: those stores need no read of their own — and take no row from
+        // the replication stream, so that each list shows its rows as its query found them.
         let readByQueries = notifyQueries(of: changes)
+        let changes = readByQueries.isEmpty ? changes : changes.map { readByQueries.contains($0.table) ? $0.withoutRow : $0 }
         // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker as its
         // stale stores are found, a part at a time, so the first rows are re-read while the
         // feed finds the rest — and it goes on receiving while they are.

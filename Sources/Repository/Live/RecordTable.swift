@@ -19,18 +19,20 @@ struct RecordTable<R: Record>: Sendable {
     let touchColumn: String?
     /// Where the server may store something other than what a write sends (see ``StoredRewrites``).
     let rewrites: StoredRewrites
-    /// How many columns a read returns (before the version): a row from the replication stream
-    /// with fewer (PostgreSQL 15 leaves generated columns out) is read instead.
-    let columnCount: Int
+    /// The columns a read returns (before the version), when rows from the replication stream
+    /// may stand for reads: a streamed row of other columns (PostgreSQL 15 leaves generated
+    /// columns out; the table may have been altered since) is read instead. nil under row-level
+    /// security, which the stream does not apply: every row is read.
+    let streamColumns: [String]?
 
     init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String, key: TableKey, touchColumn: String?,
-         rewrites: StoredRewrites = StoredRewrites(), columnCount: Int = 0) {
+         rewrites: StoredRewrites = StoredRewrites(), streamColumns: [String]? = nil) {
         self.database = database
         self.reads = reads
         self.key = key
         self.touchColumn = touchColumn
         self.rewrites = rewrites
-        self.columnCount = columnCount
+        self.streamColumns = streamColumns
         qualifiedName = schema + "." + name
         quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
         selectOne = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.equals(parameter: 1))"
@@ -46,7 +48,8 @@ struct RecordTable<R: Record>: Sendable {
                 AND has_column_privilege(c.oid, a.attnum, 'UPDATE')
                 ORDER BY a.attnum = ANY(coalesce((SELECT i.indkey::int2[] FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), '{}')), a.attnum LIMIT 1),
             \(StoredRewrites.columns), \(StoredRewrites.wholeRow),
-            (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
+            CASE WHEN NOT c.relrowsecurity THEN ARRAY(SELECT a.attname::text FROM pg_attribute a
+                WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum) END
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass
             """, [R.tableName])[0]
         let (schema, name) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
@@ -55,7 +58,7 @@ struct RecordTable<R: Record>: Sendable {
         RecordKeyColumns.record(key.columns, for: R.self)
         let rewrites = StoredRewrites(columns: Set(try row.decode([String].self, at: 4)), wholeRow: try row.decode(Bool.self, at: 5))
         return RecordTable(database: database, reads: reads, schema: schema, name: name, key: key,
-                           touchColumn: try row.decode(String?.self, at: 3), rewrites: rewrites, columnCount: try row.decode(Int.self, at: 6))
+                           touchColumn: try row.decode(String?.self, at: 3), rewrites: rewrites, streamColumns: try row.decode([String]?.self, at: 6))
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
@@ -123,12 +126,28 @@ extension RecordTable: LiveTable {
         try fetch(ids, using: query).map { ($0.record.id, Committed(value: $0.record, version: $0.version)) }
     }
 
-    /// The record in a row from the replication stream, when the stream sent every column a
-    /// read returns and the row decodes (else it is read, and a row that does not fit is
-    /// reported as reads report it).
-    func committed(streamed row: StreamedRow) -> Committed<RecordContent<R>>? {
-        guard row.columns.count == columnCount, let decoded = try? Self.decode(row.result).first else { return nil }
-        return Committed(value: decoded.record, version: decoded.version)
+    /// The records in rows from the replication stream, decoded together as one read's rows:
+    /// nil for a row of other columns than a read returns (see ``streamColumns``), or one that
+    /// does not decode (it is read instead, and a row that does not fit is reported as reads
+    /// report it).
+    func committed(streamed rows: [StreamedRow]) -> [Committed<RecordContent<R>>?] {
+        var decoded: [Committed<RecordContent<R>>?] = []
+        decoded.reserveCapacity(rows.count)
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            // A run of rows of the same columns (the table may be altered between two of them).
+            let end = rows[start...].firstIndex { $0.columns != rows[start].columns } ?? rows.endIndex
+            let run = rows[start..<end]
+            if run[start].columns.map(\.name) != streamColumns {
+                decoded += run.map { _ in nil }
+            } else if let records = try? Self.decode(StreamedRow.result(run)) {
+                decoded += records.map { Committed(value: $0.record, version: $0.version) }
+            } else {
+                decoded += run.map { row in (try? Self.decode(row.result).first).map { Committed(value: $0.record, version: $0.version) } }
+            }
+            start = end
+        }
+        return decoded
     }
 }
 

@@ -199,24 +199,33 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     func countReread(_ rows: Int) { metrics.rowsReread.increment(by: rows) }
 
     /// Whether this announcement of the value's own row (an aggregate's root) means it must be
-    /// read (see ``SyncState/announced(_:version:)``). A row the replication stream delivered
-    /// is taken instead, when the state is one step behind the stream (see ``SyncState/streamed(_:version:at:row:sequence:)``).
+    /// read (see ``SyncState/announced(_:version:)``).
     func isStale(after change: Change) -> Bool {
-        guard let streamed = change.row else { return cell.update { $0.announced(change.operation, version: change.version) } }
-        let position = StreamedVersion(epoch: streamed.epoch, version: streamed.version)
-        // Decoded outside the lock, and only when it will be taken.
-        let row = cell.inspect { $0.takesStreamed(at: position) } ? table.committed(streamed: streamed) : nil
-        var (stale, taken) = (false, false)
+        cell.update { $0.announced(change.operation, version: change.version) }
+    }
+
+    /// Whether the row the stream delivered at `position` would be taken now.
+    func takesStreamed(at position: StreamedVersion) -> Bool {
+        cell.inspect { $0.takesStreamed(at: position) }
+    }
+
+    /// The stream delivered `change` with its row, decoded as `row` (nil: not decoded): taken
+    /// when the state is one step behind the stream (see ``SyncState/streamed(_:version:at:row:sequence:)``);
+    /// otherwise whether the row must be read.
+    func streamed(_ change: Change, row: Committed<Content>?) -> (stale: Bool, taken: Bool) {
+        var outcome = (stale: false, taken: false)
         transition { sync in
-            let outcome = sync.streamed(change.operation, version: change.version, at: position, row: row, sequence: sequence.next())
-            (stale, taken) = (outcome.stale, outcome.taken)
-            return outcome.effects
+            let next = sync.streamed(change.operation, version: change.version, at: change.row?.position, row: row, sequence: sequence.next())
+            outcome = (next.stale, next.taken)
+            return next.effects
         }
-        if taken {
-            metrics.rowsStreamed.increment()
-            reads.withLock { $0.streamed += 1 }
-        }
-        return stale
+        return outcome
+    }
+
+    /// Counts rows taken from the stream.
+    func countStreamed(_ rows: Int) {
+        metrics.rowsStreamed.increment(by: rows)
+        reads.withLock { $0.streamed += rows }
     }
 
     /// Applies a read that started as number `sequence` (nil: the row is gone).

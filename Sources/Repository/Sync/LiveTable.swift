@@ -15,9 +15,9 @@ protocol LiveTable<Content>: Sendable {
     /// The same, through the change feed's connection, on its thread.
     func read(_ ids: [ID], using query: FeedQuery) throws -> [(id: ID, committed: Committed<Content>)]
 
-    /// The value in a row the replication stream delivered whole; nil when it must be read
-    /// (an aggregate's rows always are).
-    func committed(streamed row: StreamedRow) -> Committed<Content>?
+    /// The values in rows the replication stream delivered whole, one for each; nil where the
+    /// row must be read (an aggregate's rows always are).
+    func committed(streamed rows: [StreamedRow]) -> [Committed<Content>?]
 
     /// Writes the fields of `write` if the rows are still at its base version.
     func write(_ write: SyncState<Content>.Write, id: ID) async throws -> WriteOutcome<Content>

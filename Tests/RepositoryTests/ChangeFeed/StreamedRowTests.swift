@@ -16,6 +16,19 @@ struct StreamedRowTests {
         var b: Int64
     }
 
+    struct Ledger: Record, Equatable {
+        static let tableName = "ledger"
+        var id: Int64
+        var code: String
+        var n: Int64
+    }
+
+    struct Secret: Record, Equatable {
+        static let tableName = "secrets"
+        var id: Int64
+        var n: Int64
+    }
+
     let database: Database
     let configuration: ConnectionConfiguration
 
@@ -27,10 +40,54 @@ struct StreamedRowTests {
                 ;
                 CREATE TABLE doubled (id bigint PRIMARY KEY, a bigint NOT NULL, b bigint GENERATED ALWAYS AS (a * 2) STORED);
                 INSERT INTO doubled (id, a) VALUES (1, 1);
+                CREATE DOMAIN account AS bigint CHECK (VALUE > 0);
+                CREATE DOMAIN code AS text;
+                CREATE TABLE ledger (id bigint PRIMARY KEY, code code NOT NULL, n account NOT NULL);
+                INSERT INTO ledger VALUES (7, 'a', 1);
+                CREATE TABLE secrets (id bigint PRIMARY KEY, n bigint NOT NULL);
+                ALTER TABLE secrets ENABLE ROW LEVEL SECURITY;
+                CREATE POLICY visible ON secrets USING (n < 100);
+                INSERT INTO secrets VALUES (1, 1);
                 """)
         }
-        try await LiveSchema.publish("every_type", on: database)
-        try await LiveSchema.publish("doubled", on: database)
+        for table in ["every_type", "doubled", "ledger", "secrets"] { try await LiveSchema.publish(table, on: database) }
+    }
+
+    /// `count` updates of `table`'s row by another connection, each waited for until `arrived`;
+    /// the rows the repository read and took from the stream for all but the first.
+    func update(_ table: String, _ count: Int, _ repository: LiveRepository, arrived: (Int) async throws -> Bool) async throws -> (read: Int, taken: Int) {
+        let writer = Database(configuration, maximumConnections: 1)
+        defer { writer.close() }
+        var (read, taken) = (0, 0)
+        for value in 2...count + 1 {
+            let before = (repository.rowsRead, repository.rowsFromStream)
+            try await writer.query("UPDATE \(table) SET n = $1", [value])
+            #expect(try await eventually { try await arrived(value) }, "update \(value) of \(table) did not arrive")
+            if value > 2 { (read, taken) = (read + repository.rowsRead - before.0, taken + repository.rowsFromStream - before.1) }
+        }
+        return (read, taken)
+    }
+
+    @Test("domain columns are taken from the stream as their base types, as reads give them (publish refuses a domain key)")
+    func domains() async throws {
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let row = try await repository.read(Ledger.self, id: 7)
+        let (read, taken) = try await update("ledger", 4, repository) { row.value == Ledger(id: 7, code: "a", n: Int64($0)) }
+        #expect(read == 0 && taken == 3, "\(read) rows read, \(taken) taken")
+    }
+
+    @Test("under row-level security, which the stream does not apply, and under a live query of the table, rows are read, not taken")
+    func readNotTaken() async throws {
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let secret = try await repository.read(Secret.self, id: 1)
+        let (read, taken) = try await update("secrets", 3, repository) { secret.value.n == Int64($0) }
+        #expect(read >= 2 && taken == 0, "\(read) rows read, \(taken) taken")
+        let ledger = try await repository.read(Ledger.self, id: 7)
+        let everyone = try await repository.readAll(Ledger.self)
+        let (_, takenUnderQuery) = try await update("ledger", 3, repository) { ledger.value.n == Int64($0) && everyone.value.first?.n == Int64($0) }
+        #expect(takenUnderQuery == 0, "the live query reads the rows it lists")
     }
 
     @Test("another connection's updates arrive as rows: after the first, none is read — and each shows what a read shows, for every column type")

@@ -34,6 +34,21 @@ struct ConvergenceTests {
         #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected (seed \(run.seed))")
     }
 
+    @Test("the same through logical replication with handles only, which take rows from the stream as it delivers them: no value moves back, nothing is lost")
+    func convergenceOnStreamedRows() async throws {
+        let database = try await TestServer.makeDatabase(replication: true)
+        try await ConvergenceRun.prepare(database, replication: true)
+        var run = ConvergenceRun(database: database, url: try await TestServer.connectionString(database: database.name()))
+        run.source = .logicalReplication
+        run.liveQuery = false
+        let reports = try await run.run {
+            "\(try await Self.cutListeningConnections(of: database)) listening connections cut"
+        }
+        let failures = reports.flatMap(\.failures)
+        #expect(failures.isEmpty && reports.allSatisfy { $0.writesFailed == 0 }, "\(failures.prefix(5)) (seed \(run.seed))")
+        #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected (seed \(run.seed))")
+    }
+
     @Test("the same on a table keyed by two columns, (tenant, id): the same promises, listening connections cut", arguments: sources)
     func convergenceOnCompositeKey(through source: ChangeSource) async throws {
         let database = try await TestServer.makeDatabase(replication: source != .notifications)

@@ -26,14 +26,15 @@ final class ReplicationSession: FeedSession {
         self.slot = slot
         self.types = types
         queries = try FeedConnection(configuration, channel: nil, deadline: statementDeadline, types: types)
-        try Self.checkServer(queries, deadline: statementDeadline)
+        // Rows in binary form from PostgreSQL 14 on; before, rows come as text, and are read.
+        let binary = try Self.checkServer(queries, deadline: statementDeadline) >= 140_000 ? ", binary 'true'" : ""
         try Self.ensure(publication, on: queries, deadline: statementDeadline)
         try slot.dropAbandoned(on: queries, deadline: statementDeadline)
         let stream = try FeedConnection(configuration.overriding("replication", "database"), channel: nil, deadline: statementDeadline, types: types)
         let names = SQLIdentifier.quoted(publication).replacingOccurrences(of: "'", with: "''")
         func start(_ name: String, at position: UInt64) throws {
             let lsn = String(position >> 32, radix: 16, uppercase: true) + "/" + String(position & 0xFFFF_FFFF, radix: 16, uppercase: true)
-            try stream.startStreaming("START_REPLICATION SLOT \(name) LOGICAL \(lsn) (proto_version '1', publication_names '\(names)', binary 'true')",
+            try stream.startStreaming("START_REPLICATION SLOT \(name) LOGICAL \(lsn) (proto_version '1', publication_names '\(names)'\(binary))",
                                       deadline: statementDeadline)
         }
         var resumed = false
@@ -199,21 +200,26 @@ final class ReplicationSession: FeedSession {
         return relation.withKey(order)
     }
 
-    /// The relation with its columns' types described as reads describe them (enums, domains,
-    /// extensions' types: see ``TypeCatalog``), so that its rows decode as read rows do.
+    /// The relation with its columns' types as reads describe them (see ``TypeCatalog``), so
+    /// that its rows decode as read rows do: a domain as its base type, as results give it.
     private func described(_ relation: PgOutputMessage.Relation) -> PgOutputMessage.Relation {
         let columns = QueryResult(columns: relation.resultColumns, storage: [], cells: [], commandTag: "", affectedRows: 0)
         let described = types.describing(columns) { [queries, statementDeadline] sql, values in
             try queries.query(sql, values, deadline: statementDeadline)
         }
-        return relation.withTypes(described.columns.map(\.type))
+        return relation.withTypes(described.columns.map { column in
+            var type = column.type
+            while type.details?.kind == .domain, let base = type.details?.element { type = base }
+            return type
+        })
     }
 
     /// What the server must allow, said in one line each: `wal_level = logical`, and a role
-    /// with the `REPLICATION` attribute.
-    private static func checkServer(_ connection: FeedConnection, deadline: Duration) throws {
+    /// with the `REPLICATION` attribute. The server's version number (`server_version_num`).
+    private static func checkServer(_ connection: FeedConnection, deadline: Duration) throws -> Int {
         let row = try connection.query("""
-            SELECT current_setting('wal_level'), current_user, rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user
+            SELECT current_setting('wal_level'), current_user, rolreplication OR rolsuper, current_setting('server_version_num')::int8
+            FROM pg_roles WHERE rolname = current_user
             """, [], deadline: deadline)[0]
         let (level, role) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
         guard level == "logical" else {
@@ -229,6 +235,7 @@ final class ReplicationSession: FeedSession {
             let name = SQLIdentifier.quoted(role)
             throw PostgresError(.invalidConfiguration, "role \(TerminalText.escaped(name, limit: 100)) lacks the REPLICATION attribute logical replication needs: ALTER ROLE \(TerminalText.escaped(name, limit: 100)) WITH REPLICATION")
         }
+        return try row.decode(Int.self, at: 3)
     }
 
     /// Makes `publication` (with no tables: ``LiveSchema/publish(_:on:publication:)`` adds them)

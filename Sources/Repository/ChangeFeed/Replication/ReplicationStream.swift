@@ -22,15 +22,15 @@ struct ReplicationStream {
 
     private struct Transaction {
         let id: UInt32
-        /// Each change, with the row it left (inserts and updates) and that row's table.
-        var changes: [(change: Change, row: [PgOutputMessage.Cell]?, relation: UInt32)] = []
+        /// Each change, with the row it left (inserts and updates) and its table as it was then.
+        var changes: [(change: Change, row: [PgOutputMessage.Cell]?, relation: PgOutputMessage.Relation?)] = []
         var count: [Key: Int] = [:]
         /// The bytes of the rows held so far.
         var rowBytes = 0
     }
 
-    /// The most bytes of row values one transaction's changes hold until its commit: the rows
-    /// of a larger one are read instead (its keys are held all the same).
+    /// The most bytes of rows (values and their cells' cost) one transaction's changes hold
+    /// until its commit: the rows of a larger one are read instead (its keys are held all the same).
     static let rowBytesLimit = 64 << 20
 
     private struct Key: Hashable {
@@ -48,7 +48,7 @@ struct ReplicationStream {
             for (change, cells, relation) in finished.changes {
                 let once = finished.count[Key(table: change.table, key: change.key)] == 1
                 let version = once && change.operation != .truncate ? Int64(finished.id) : 0
-                let row = cells.flatMap { cells in relations[relation].flatMap { StreamedRow(cells, of: $0, version: version, epoch: epoch) } }
+                let row = cells.flatMap { cells in relation.flatMap { StreamedRow(cells, of: $0, version: version, epoch: epoch) } }
                 ready.add(Change(table: change.table, operation: change.operation, key: change.key, version: version, row: row))
             }
             readyThrough = end
@@ -90,7 +90,7 @@ struct ReplicationStream {
         guard let relation = relations[id] else { throw PgOutputError(description: "a change of a table the stream did not describe") }
         guard let key = Self.key(row, of: relation) else { return try truncate(id) }
         try append(Change(table: relation.qualifiedName, operation: operation, key: key, version: 0),
-                   row: operation == .delete ? nil : row, of: id)
+                   row: operation == .delete ? nil : row, of: relation)
     }
 
     private mutating func truncate(_ id: UInt32) throws(PgOutputError) {
@@ -98,10 +98,19 @@ struct ReplicationStream {
         try append(Change(table: relation.qualifiedName, operation: .truncate, key: .text(""), version: 0))
     }
 
-    private mutating func append(_ change: Change, row: [PgOutputMessage.Cell]? = nil, of relation: UInt32 = 0) throws(PgOutputError) {
+    private mutating func append(_ change: Change, row: [PgOutputMessage.Cell]? = nil, of relation: PgOutputMessage.Relation? = nil) throws(PgOutputError) {
         guard transaction != nil else { throw PgOutputError(description: "a change outside a transaction") }
-        let bytes = row.map { $0.reduce(0) { total, cell in if case .binary(let value) = cell { total + value.count } else { total } } } ?? 0
-        let keeps = bytes + (transaction?.rowBytes ?? 0) <= Self.rowBytesLimit
+        // Only a row sent whole in binary form is kept (see ``StreamedRow``): its values, and
+        // what each cell costs beyond them.
+        var bytes = 64
+        for cell in row ?? [] {
+            switch cell {
+            case .binary(let value): bytes += value.count + 48
+            case .null: bytes += 16
+            case .text, .unchanged: bytes = Self.rowBytesLimit + 1
+            }
+        }
+        let keeps = row != nil && bytes + (transaction?.rowBytes ?? 0) <= Self.rowBytesLimit
         if keeps { transaction?.rowBytes += bytes }
         transaction?.changes.append((change, keeps ? row : nil, relation))
         transaction?.count[Key(table: change.table, key: change.key), default: 0] += 1

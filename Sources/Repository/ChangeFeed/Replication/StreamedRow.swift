@@ -19,6 +19,9 @@ struct StreamedRow: Sendable {
     /// gives holds within one slot only.
     let epoch: UInt64
 
+    /// Where the stream left the row.
+    var position: StreamedVersion { StreamedVersion(epoch: epoch, version: version) }
+
     /// The row in `cells`, when the stream sent all of it in binary form.
     init?(_ cells: [PgOutputMessage.Cell], of relation: PgOutputMessage.Relation, version: Int64, epoch: UInt64) {
         guard cells.count == relation.resultColumns.count, version != 0 else { return nil }
@@ -35,21 +38,27 @@ struct StreamedRow: Sendable {
     }
 
     /// The row as a read of it returns it: its columns, then its version (see ``RowVersion``).
-    var result: QueryResult {
+    var result: QueryResult { Self.result([self]) }
+
+    /// Rows of the same columns as one read returns them, each with its version.
+    static func result(_ rows: some Collection<StreamedRow>) -> QueryResult {
+        guard let first = rows.first else { return QueryResult(columns: [], storage: [], cells: [], commandTag: "", affectedRows: 0) }
         var storage: [UInt8] = []
-        storage.reserveCapacity(cells.reduce(4) { $0 + ($1?.count ?? 0) })
+        storage.reserveCapacity(rows.reduce(0) { total, row in row.cells.reduce(total + 4) { $0 + ($1?.count ?? 0) } })
         var ranges: [Range<Int>?] = []
-        ranges.reserveCapacity(cells.count + 1)
-        for cell in cells {
-            guard let cell else { ranges.append(nil); continue }
-            ranges.append(storage.count..<storage.count + cell.count)
-            storage += cell
+        ranges.reserveCapacity(rows.count * (first.cells.count + 1))
+        for row in rows {
+            for cell in row.cells {
+                guard let cell else { ranges.append(nil); continue }
+                ranges.append(storage.count..<storage.count + cell.count)
+                storage += cell
+            }
+            let xid = UInt32(truncatingIfNeeded: row.version)
+            ranges.append(storage.count..<storage.count + 4)
+            storage += (0..<4).reversed().map { UInt8(truncatingIfNeeded: xid >> ($0 * 8)) }
         }
-        let xid = UInt32(truncatingIfNeeded: version)
-        ranges.append(storage.count..<storage.count + 4)
-        storage += (0..<4).reversed().map { UInt8(truncatingIfNeeded: xid >> ($0 * 8)) }
-        return QueryResult(columns: columns + [QueryResult.Column(name: RowVersion.column, type: .xid)], storage: storage,
-                           cells: ranges, commandTag: "", affectedRows: 1)
+        return QueryResult(columns: first.columns + [QueryResult.Column(name: RowVersion.column, type: .xid)], storage: storage,
+                           cells: ranges, commandTag: "", affectedRows: rows.count)
     }
 }
 
