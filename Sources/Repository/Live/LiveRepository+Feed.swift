@@ -138,9 +138,30 @@ extension LiveRepository {
                 stale.append(store)
             }
         }
-        for group in streamed.values { stale += group[0].store.takeStreamed(group) }
+        for group in streamed.values { stale += Self.takeStreamed(group) }
         return stale
     }
+
+    /// Rows from the stream given to their stores (all of one type), a large batch split over
+    /// the processors: each store is in one part (a batch holds one change per row), and the
+    /// caller — the feed's own thread, never the cooperative pool — waits for every part, so a
+    /// row's changes are still taken in the order the stream delivered them.
+    private static func takeStreamed(_ group: [(store: any AnyLiveStore, change: Change)]) -> [any AnyLiveStore] {
+        let parts = group.count < streamedPartSize ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 4)
+        guard parts > 1 else { return group[0].store.takeStreamed(group) }
+        let size = (group.count + parts - 1) / parts
+        let stale = Locked<[any AnyLiveStore]>([])
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let slice = Array(group[min(part * size, group.count)..<min((part + 1) * size, group.count)])
+            guard let first = slice.first else { return }
+            let found = first.store.takeStreamed(slice)
+            stale.withLock { $0 += found }
+        }
+        return stale.withLock { $0 }
+    }
+
+    /// The fewest rows from the stream split over the processors.
+    static let streamedPartSize = 256
 
     /// Queues stale stores for one refresh worker, so announcements that arrive while it
     /// reads are re-read together in the next batch rather than one query per announcement.

@@ -145,7 +145,9 @@ public final class Database: Sendable {
     func acquire() async throws -> Connection {
         while true {
             let (connection, isNew) = try await checkOut()
-            if isNew || connection.idleCheck.looksOpen { return connection }
+            // Not reusable while idle: a statement run on it outside a checkout dropped it
+            // (its socket's number may belong to another connection by now, and look open).
+            if isNew || (connection.isReusable.load(ordering: .relaxed) && connection.idleCheck.looksOpen) { return connection }
             logger.debug("dropped an idle connection the server had closed", metadata: ["server": "\(configuration)"])
             connection.isReusable.store(false, ordering: .relaxed)
             release(connection)

@@ -12,7 +12,9 @@
 ///   with the pending and in-flight fields replaced by this process's values.
 /// - **Reads apply in the order they started** (`sequence`), never by version: a read is the
 ///   database's truth when it ran, even if its version is lower (a row deleted and inserted
-///   again). A read that started before a state already held is dropped.
+///   again). A read that started before a state already held is dropped. A row from the
+///   replication stream is numbered when it is taken, and taken only when the state holds the
+///   version of the row the stream delivered before it (see ``streamed(_:version:at:row:sequence:)``).
 /// - **Writes set only edited fields**, expecting the version they were based on; on a version
 ///   conflict each field is re-applied on the newer state, and only a field both sides changed
 ///   (to different values) is a conflict, settled by the ``ConflictPolicy`` and reported.
