@@ -132,7 +132,8 @@ extension LiveRepository {
         var stale: [any AnyLiveStore] = []
         var streamed: [ObjectIdentifier: [(store: any AnyLiveStore, change: Change)]] = [:]
         for (store, change) in candidates {
-            if change.row != nil {
+            // A table truncated in this batch is read whole: no row of it is taken meanwhile.
+            if change.row != nil && !truncated.contains(change.table) {
                 streamed[ObjectIdentifier(type(of: store)), default: []].append((store, change))
             } else if store.isStale(after: change) {
                 stale.append(store)

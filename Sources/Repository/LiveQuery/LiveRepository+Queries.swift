@@ -133,6 +133,7 @@ extension LiveRepository {
             guard !mine.isEmpty else { continue }
             if mine.contains(where: { $0.operation == .truncate }) {
                 query.rerun()
+                if readsRows { readTables.insert(query.tableName) }  // no row of it is taken from the stream
                 continue  // the stores of a truncated table read themselves
             }
             query.changed(mine.map(\.key))

@@ -1,4 +1,5 @@
 import Foundation
+import IdentifiedCollections
 @testable import Repository
 import Testing
 
@@ -85,9 +86,24 @@ struct StreamedRowTests {
         let (read, taken) = try await update("secrets", 3, repository) { secret.value.n == Int64($0) }
         #expect(read >= 2 && taken == 0, "\(read) rows read, \(taken) taken")
         let ledger = try await repository.read(Ledger.self, id: 7)
-        let everyone = try await repository.readAll(Ledger.self)
-        let (_, takenUnderQuery) = try await update("ledger", 3, repository) { ledger.value.n == Int64($0) && everyone.value.first?.n == Int64($0) }
+        var everyone: Var<IdentifiedArrayOf<Ledger>>? = try await repository.readAll(Ledger.self)
+        let (_, takenUnderQuery) = try await update("ledger", 3, repository) { ledger.value.n == Int64($0) && everyone?.value.first?.n == Int64($0) }
         #expect(takenUnderQuery == 0, "the live query reads the rows it lists")
+        everyone = nil
+        let (_, takenAfter) = try await update("ledger", 3, repository) { ledger.value.n == Int64($0) }
+        #expect(takenAfter == 2, "once the query is let go, rows are taken again")
+    }
+
+    @Test("row-level security enabled while running: from then on the table's rows are read")
+    func rowSecurityEnabledWhileRunning() async throws {
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let ledger = try await repository.read(Ledger.self, id: 7)
+        let (_, taken) = try await update("ledger", 3, repository) { ledger.value.n == Int64($0) }
+        #expect(taken == 2)
+        try await database.query("ALTER TABLE ledger ENABLE ROW LEVEL SECURITY")
+        let (read, takenAfter) = try await update("ledger", 3, repository) { ledger.value.n == Int64($0) }
+        #expect(takenAfter == 0 && read >= 2, "\(read) rows read, \(takenAfter) taken")
     }
 
     @Test("another connection's updates arrive as rows: after the first, none is read — and each shows what a read shows, for every column type")

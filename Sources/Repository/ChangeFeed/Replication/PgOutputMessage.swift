@@ -27,6 +27,8 @@ enum PgOutputMessage: Equatable, Sendable {
         /// The positions of the key's columns, in the key's order; nil: the columns marked as
         /// key, in table order.
         var keyOrder: [Int]?
+        /// Whether the table has row-level security (the stream sends every row all the same).
+        var hasRowSecurity = false
         /// The columns as a read's result names and types them: their types as the stream says
         /// until ``withTypes(_:)`` gives them as the type catalog describes them.
         private(set) var resultColumns: [QueryResult.Column]

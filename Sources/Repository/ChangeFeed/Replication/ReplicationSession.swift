@@ -192,12 +192,19 @@ final class ReplicationSession: FeedSession {
     /// (Every table's: the stream marks its replica identity's columns, which may be another
     /// index's, or miss a generated column of the key. Without the whole key in its rows, a
     /// table's changes stand for the whole table.)
+    /// Also whether the table has row-level security, which the stream does not apply: its rows
+    /// are read (the stream describes a table again after it is altered, so this follows
+    /// `ALTER TABLE … ENABLE ROW LEVEL SECURITY` made while it runs).
     private func inKeyOrder(_ relation: PgOutputMessage.Relation) throws -> PgOutputMessage.Relation {
         let order = try queries.query("""
             SELECT a.attname FROM pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, n), pg_attribute a
             WHERE i.indrelid = $1 AND i.indisprimary AND a.attrelid = i.indrelid AND a.attnum = k.attnum ORDER BY k.n
             """, [.text(String(relation.id))], deadline: statementDeadline).map { try $0.decode(String.self, at: 0) }
-        return relation.withKey(order)
+        let secured = try queries.query("SELECT relrowsecurity FROM pg_class WHERE oid = $1", [.text(String(relation.id))],
+                                        deadline: statementDeadline).first.map { try $0.decode(Bool.self, at: 0) } ?? true
+        var keyed = relation.withKey(order)
+        keyed.hasRowSecurity = secured
+        return keyed
     }
 
     /// The relation with its columns' types as reads describe them (see ``TypeCatalog``), so

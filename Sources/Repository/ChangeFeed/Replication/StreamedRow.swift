@@ -7,7 +7,8 @@ import Synchronization
 /// Only a row the stream carries whole comes with a change: not one with a TOASTed value the
 /// change left alone (sent as "unchanged"), nor one with a column of a type that has no binary
 /// form (sent as text), nor one its transaction changed more than once (its version is not
-/// known). Those rows are read, as announced rows are.
+/// known), nor one of a table with row-level security (which the stream does not apply). Those
+/// rows are read, as announced rows are.
 struct StreamedRow: Sendable {
     /// The table's columns, in its order, their types described as reads describe them.
     let columns: [QueryResult.Column]
@@ -24,7 +25,7 @@ struct StreamedRow: Sendable {
 
     /// The row in `cells`, when the stream sent all of it in binary form.
     init?(_ cells: [PgOutputMessage.Cell], of relation: PgOutputMessage.Relation, version: Int64, epoch: UInt64) {
-        guard cells.count == relation.resultColumns.count, version != 0 else { return nil }
+        guard cells.count == relation.resultColumns.count, version != 0, !relation.hasRowSecurity else { return nil }
         var bytes: [[UInt8]?] = []
         bytes.reserveCapacity(cells.count)
         for cell in cells {

@@ -137,5 +137,6 @@ extension CompiledCondition {
 
 extension RecordQueryRouter: AnyLiveQuery {
     var tableName: String { table.qualifiedName }
-    func follows(_ table: String) -> Bool { table == self.table.qualifiedName }
+    /// While it routes for some query: a router outlives its queries.
+    func follows(_ table: String) -> Bool { table == self.table.qualifiedName && count > 0 }
 }
