@@ -49,9 +49,40 @@ struct StreamedRowTests {
                 ALTER TABLE secrets ENABLE ROW LEVEL SECURITY;
                 CREATE POLICY visible ON secrets USING (n < 100);
                 INSERT INTO secrets VALUES (1, 1);
+                CREATE TABLE many (id bigint PRIMARY KEY, n bigint NOT NULL);
+                INSERT INTO many SELECT i, 0 FROM generate_series(1, \(Self.manyRows)) AS i;
                 """)
         }
-        for table in ["every_type", "doubled", "ledger", "secrets"] { try await LiveSchema.publish(table, on: database) }
+        for table in ["every_type", "doubled", "ledger", "secrets", "many"] { try await LiveSchema.publish(table, on: database) }
+    }
+
+    struct Many: Record, Equatable {
+        static let tableName = "many"
+        var id: Int64
+        var n: Int64
+    }
+
+    /// More rows than one part of a batch of streamed rows (``LiveRepository/streamedPartSize``).
+    static let manyRows = 3 * LiveRepository.streamedPartSize
+
+    @Test("statements changing many rows at once: their rows are taken in parts on several threads, and every handle ends at its row")
+    func manyRowsAtOnce() async throws {
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        var handles: [Var<Many>] = []
+        for id in 1...Self.manyRows { handles.append(try await repository.read(Many.self, id: Int64(id))) }
+        let writer = Database(configuration, maximumConnections: 1)
+        defer { writer.close() }
+        for round in 1...4 {
+            let taken = repository.rowsFromStream
+            try await writer.query("UPDATE many SET n = $1", [round])
+            #expect(try await eventually { handles.allSatisfy { $0.value.n == Int64(round) } }, "round \(round)")
+            // The first round gives each value its streamed version; from the second, every row is taken.
+            if round > 1 {
+                // Counted once its part is over, a moment after the values show.
+                #expect(try await eventually { repository.rowsFromStream - taken == Self.manyRows }, "round \(round): \(repository.rowsFromStream - taken) taken")
+            }
+        }
     }
 
     /// `count` updates of `table`'s row by another connection, each waited for until `arrived`;
