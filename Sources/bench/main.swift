@@ -12,9 +12,9 @@ let json = arguments.contains("--json")
 let maximumHandles = option("--handles", default: 100_000)
 let iterations = option("--iterations", default: 1000)
 /// `--only read` (floor, query, read — with read-on-executor —, read-on-executor, propagation, fan-out, live-query, many-queries, routing, burst, replication, write-through, writers, bulk, triggers, migrations) runs
-/// that case alone, for working on it.
-let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-func runs(_ name: String) -> Bool { only == nil || only == name }
+/// that case alone, for working on it; several, comma-separated (`--only burst,replication`), run in one go.
+let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? Set(arguments[$0 + 1].split(separator: ",").map(String.init)) : nil }
+func runs(_ name: String) -> Bool { only?.contains(name) ?? true }
 
 func log(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
 

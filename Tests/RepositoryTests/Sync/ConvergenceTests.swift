@@ -18,32 +18,18 @@ struct ConvergenceTests {
     /// The change sources every convergence test runs through.
     static let sources: [ChangeSource] = [.notifications, .logicalReplication]
 
-    @Test("4 processes × 40 rows, mixed policies, statements flipping many rows, listening connections cut: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported",
-          arguments: sources)
-    func convergence(through source: ChangeSource) async throws {
+    @Test("4 processes × 40 rows, mixed policies, statements flipping many rows, listening connections cut: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported — also through logical replication with handles only, which take rows from the stream",
+          arguments: zip(sources + [.logicalReplication], [true, true, false]))
+    func convergence(through source: ChangeSource, liveQuery: Bool) async throws {
         let database = try await TestServer.makeDatabase(replication: source != .notifications)
         try await ConvergenceRun.prepare(database, replication: source != .notifications)
         var run = ConvergenceRun(database: database, url: try await TestServer.connectionString(database: database.name()))
         run.source = source
+        run.liveQuery = liveQuery
         let reports = try await run.run {
             "\(try await Self.cutListeningConnections(of: database)) listening connections cut"
         }
         // Cutting the feed fails no write: every save succeeds or conflicts.
-        let failures = reports.flatMap(\.failures)
-        #expect(failures.isEmpty && reports.allSatisfy { $0.writesFailed == 0 }, "\(failures.prefix(5)) (seed \(run.seed))")
-        #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected (seed \(run.seed))")
-    }
-
-    @Test("the same through logical replication with handles only, which take rows from the stream as it delivers them: no value moves back, nothing is lost")
-    func convergenceOnStreamedRows() async throws {
-        let database = try await TestServer.makeDatabase(replication: true)
-        try await ConvergenceRun.prepare(database, replication: true)
-        var run = ConvergenceRun(database: database, url: try await TestServer.connectionString(database: database.name()))
-        run.source = .logicalReplication
-        run.liveQuery = false
-        let reports = try await run.run {
-            "\(try await Self.cutListeningConnections(of: database)) listening connections cut"
-        }
         let failures = reports.flatMap(\.failures)
         #expect(failures.isEmpty && reports.allSatisfy { $0.writesFailed == 0 }, "\(failures.prefix(5)) (seed \(run.seed))")
         #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected (seed \(run.seed))")
