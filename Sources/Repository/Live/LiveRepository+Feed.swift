@@ -151,6 +151,7 @@ extension LiveRepository {
         let parts = group.count < streamedPartSize ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 4)
         guard parts > 1 else { return group[0].store.takeStreamed(group) }
         let size = (group.count + parts - 1) / parts
+        // Taken by each part once its stores are done, with no other lock held.
         let stale = Locked<[any AnyLiveStore]>([])
         DispatchQueue.concurrentPerform(iterations: parts) { part in
             let slice = Array(group[min(part * size, group.count)..<min((part + 1) * size, group.count)])

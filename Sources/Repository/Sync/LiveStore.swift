@@ -222,7 +222,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         return outcome
     }
 
-    /// Counts rows taken from the stream.
+    /// Counts rows taken from the stream (after their transitions: no store's lock is held).
     func countStreamed(_ rows: Int) {
         metrics.rowsStreamed.increment(by: rows)
         reads.withLock { $0.streamed += rows }
