@@ -43,7 +43,8 @@ struct LineLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        say("log \(event.level) \(event.message)")
+        let fields = metadata.merging(event.metadata ?? [:]) { $1 }.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }
+        say("log \(event.level) \(event.message)\(fields.joined())")
     }
 }
 

@@ -5,7 +5,8 @@ public import ServiceLifecycle
 /// A pool of connections to one PostgreSQL database, shared by concurrent tasks.
 ///
 /// Connections open lazily up to ``maximumConnections``; a task that finds none free waits
-/// (cancellably) for one to come back. Broken connections are dropped, never reused; when one
+/// (cancellably) for one to come back — also when the server refuses another connection while
+/// the pool has some open (it is at its connection limit). Broken connections are dropped, never reused; when one
 /// turns out to be lost, the idle ones — likely lost with it, as in a server restart — are
 /// dropped too. Connections idle for longer than ``idleTimeout`` are closed.
 ///
@@ -166,10 +167,32 @@ public final class Database: Sendable {
             metrics.waitTime.recordSince(start)
             recordPool()
         }
+        var failedOpen: (any Error)?
+        while true {
+            let granted = try await turn { state, id, continuation in
+                guard let failure = failedOpen else { return (state.checkOut(id, continuation, limit: maximumConnections), nil) }
+                return state.openFailed(id, continuation, error: failure)
+            }
+            if let granted { return (granted, false) }
+            do {
+                return (try await Connection.connect(configuration, poller: .shared, types: types), true)
+            } catch {
+                failedOpen = error
+                logger.notice("opening a pooled connection failed; waiting for one of those open, if any",
+                              metadata: ["error": "\(error)", "server": "\(configuration)"])
+            }
+        }
+    }
+
+    /// Queues for a connection as `decide` says (under the pool's lock): one handed over, or
+    /// nil for a free slot to open one in; cancelling the task stops the wait.
+    private func turn(_ decide: (inout PoolState, Int, CheckedContinuation<Connection?, any Error>)
+                      -> (PoolState.CheckOut, opener: CheckedContinuation<Connection?, any Error>?)) async throws -> Connection? {
         let id = pool.withLock { state in state.nextWaiterID += 1; return state.nextWaiterID }
-        let granted: Connection? = try await withTaskCancellationHandler {
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let decision = pool.withLock { state in state.checkOut(id, continuation, limit: maximumConnections) }
+                let (decision, opener) = pool.withLock { state in decide(&state, id, continuation) }
+                opener?.resume(returning: nil)
                 switch decision {
                 case .use(let connection): continuation.resume(returning: connection)
                 case .open: continuation.resume(returning: nil)
@@ -179,16 +202,6 @@ public final class Database: Sendable {
             }
         } onCancel: {
             pool.withLock { $0.removeWaiter(id) }?.resume(throwing: CancellationError())
-        }
-        if let granted {
-            return (granted, false)
-        }
-        do {
-            return (try await Connection.connect(configuration, poller: .shared, types: types), true)
-        } catch {
-            // The slot we reserved is free again: let a waiter try to open it.
-            pool.withLock { $0.returnSlot() }?.resume(returning: nil)
-            throw error
         }
     }
 

@@ -73,10 +73,23 @@ struct PoolState {
         return .none
     }
 
-    mutating func returnSlot() -> CheckedContinuation<Connection?, any Error>? {
+    /// Opening a connection in a slot reserved by ``checkOut(_:_:limit:)`` failed: the slot frees
+    /// up. With other connections open, the server is most likely out of connections for now,
+    /// so the task takes an idle one or waits for one to be returned, as at the limit — no other
+    /// waiter is told to open one. With none open, it fails with `error`, and the slot goes to
+    /// the first waiter, to try for itself.
+    mutating func openFailed(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>,
+                             error: any Error) -> (CheckOut, opener: CheckedContinuation<Connection?, any Error>?) {
         openCount -= 1
-        if case .toWaiter(let waiter, _) = returnSlotToWaiter() { return waiter }
-        return nil
+        if isClosed { return (.fail(PostgresError(.closed, "the database pool is closed")), nil) }
+        if let connection = idle.popLast()?.connection { return (.use(connection), nil) }
+        guard openCount > 0 else {
+            guard case .toWaiter(let opener, _) = returnSlotToWaiter() else { return (.fail(error), nil) }
+            return (.fail(error), opener)
+        }
+        if Task.isCancelled { return (.fail(nil), nil) }
+        waiters.append(Waiter(id: id, continuation: continuation))
+        return (.wait, nil)
     }
 
     private mutating func returnSlotToWaiter() -> CheckIn {

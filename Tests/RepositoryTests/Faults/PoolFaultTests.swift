@@ -97,6 +97,40 @@ struct PoolFaultTests {
         blocked.close()
         squatter.close()
     }
+
+    @Test("a server that lets the pool open one connection: 100 edits from 100 tasks all commit over it, none fails")
+    func serverOutOfConnections() async throws {
+        let database = try await makeContactsDatabase()
+        try await database.query("INSERT INTO contacts (id, name) SELECT n, 'person ' || n FROM generate_series(4, 100) n")
+        let role = "scarce_\(UInt32.random(in: 0...UInt32.max))"
+        // Not a superuser: superusers are exempt from connection limits. The feed takes one.
+        try await TestServer.admin.value.query("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 2")
+        try await database.query("GRANT SELECT, UPDATE ON contacts TO \(role)")
+        try await database.query("GRANT USAGE ON SCHEMA live TO \(role)")  // the announcing trigger's functions
+        let scarce = Database(database.configuration.user(role), maximumConnections: 4)
+        let repository = LiveRepository(scarce)
+        let errors = Recorder<String>()
+        let reader = Task { for await error in repository.errors { errors.append("\(error)") } }
+        let people = try await withThrowingTaskGroup(of: Var<Contact>.self) { group in
+            for id in 1...100 { group.addTask { try await repository.read(Contact.self, id: Int64(id)) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for person in people {
+                group.addTask {
+                    person[\.name].value = "edited \(person.value.id)"
+                    try await person.save()
+                }
+            }
+            try await group.waitForAll()
+        }
+        let edited = try await database.query("SELECT count(*) FROM contacts WHERE name LIKE 'edited %'")[0].decode(Int.self, at: 0)
+        #expect(edited == 100)
+        #expect(errors.all.isEmpty, "\(errors.all.prefix(3))")
+        reader.cancel()
+        repository.close()
+        scarce.close()
+    }
 }
 
 extension Result where Failure == any Error {

@@ -15,12 +15,12 @@ struct ServiceTests {
         try await database.query("INSERT INTO contacts (id, name) SELECT n, 'person ' || n FROM generate_series(4, 100) n")
         let url = try await TestServer.connectionString(database: database.name())
         let locker = Database(database.configuration, maximumConnections: 1)
+        let lines = Recorder<String>()
         try await locker.transaction { connection in
             // The writes wait behind this lock, so they are still pending at SIGTERM.
             try await connection.query("LOCK TABLE contacts IN SHARE MODE")
             let worker = try ChildProcess(ConvergenceRun.worker, ["serve", "100"],
                                           environment: ProcessInfo.processInfo.environment.merging(["DATABASE_URL": url]) { $1 })
-            let lines = Recorder<String>()
             worker.readOutputLines { lines.append($0) }
             #expect(try await eventually { lines.all.contains("edited") })
             kill(worker.pid, SIGTERM)
@@ -32,7 +32,7 @@ struct ServiceTests {
             #expect(worker.wait() == 0)
         }
         let edited = try await database.query("SELECT count(*) FROM contacts WHERE name LIKE 'edited %'")[0].decode(Int.self, at: 0)
-        #expect(edited == 100)
+        #expect(edited == 100, "what the worker logged above debug: \(lines.all.filter { $0.hasPrefix("log") && !$0.hasPrefix("log debug") })")
         locker.close()
     }
 
