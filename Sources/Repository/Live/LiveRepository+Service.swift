@@ -57,6 +57,9 @@ extension LiveRepository: Service {
         case .writeFailed(let table, let key, let failure):
             logger.warning("write failed and was reverted", metadata: ["table": "\(table)", "key": "\(key)",
                                                                         "sqlstate": "\(failure.sqlState ?? "-")", "error": "\(failure)"])
+        case .refreshFailed(let table, let failure as PostgresError) where failure.kind == .closed:
+            // Reads still queued when the pool closed — at shutdown, after the writes flushed.
+            logger.debug("re-reading changed rows stopped: the pool is closed", metadata: ["table": "\(table)"])
         case .refreshFailed(let table, let failure):
             logger.warning("re-reading changed rows failed", metadata: ["table": "\(table)", "error": "\(failure)"])
         case .deleted(let table, let key):
