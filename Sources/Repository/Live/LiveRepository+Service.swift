@@ -22,6 +22,7 @@ extension LiveRepository: Service {
     /// `timeout`, then stops following changes. Returns whether everything settled in time.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) async -> Bool {
+        isShuttingDown.withLock { $0 = true }
         let live = stores.withLock { $0.values.compactMap(\.store) }
         logger.debug("flushing pending writes", metadata: ["live_values": "\(live.count)"])
         let settled = await withTaskGroup(of: Bool.self) { group in
@@ -48,7 +49,8 @@ extension LiveRepository: Service {
     }
 
     /// Logs a reported error at its level, with its table and key as metadata, and counts it.
-    static func log(_ error: LiveRecordError, to logger: Logger, metrics: LiveMetrics) {
+    /// `shuttingDown`: ``shutdown(timeout:)`` has begun, after which reads stopped by the pool's close are routine.
+    static func log(_ error: LiveRecordError, to logger: Logger, metrics: LiveMetrics, shuttingDown: Bool) {
         switch error {
         case .conflict(let table, let key, let columns, _, _, let policy):
             metrics.conflicts.increment()
@@ -57,9 +59,9 @@ extension LiveRepository: Service {
         case .writeFailed(let table, let key, let failure):
             logger.warning("write failed and was reverted", metadata: ["table": "\(table)", "key": "\(key)",
                                                                         "sqlstate": "\(failure.sqlState ?? "-")", "error": "\(failure)"])
-        case .refreshFailed(let table, let failure as PostgresError) where failure.kind == .closed:
-            // Reads still queued when the pool closed — at shutdown, after the writes flushed.
-            logger.debug("re-reading changed rows stopped: the pool is closed", metadata: ["table": "\(table)"])
+        case .refreshFailed(let table, let failure as PostgresError) where shuttingDown && failure.kind == .closed:
+            // Reads still queued when the pool closed after the writes flushed.
+            logger.debug("re-reading changed rows stopped at shutdown", metadata: ["table": "\(table)", "error": "\(failure)"])
         case .refreshFailed(let table, let failure):
             logger.warning("re-reading changed rows failed", metadata: ["table": "\(table)", "error": "\(failure)"])
         case .deleted(let table, let key):

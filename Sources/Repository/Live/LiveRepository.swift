@@ -78,6 +78,8 @@ public final class LiveRepository: Sendable {
     let rereadFailed = Locked<@Sendable () -> Void>({})
     /// Backs ``shutdownTimeout``.
     let shutdownTimeoutSetting = Locked<Duration>(.seconds(10))
+    /// Set once ``shutdown(timeout:)`` begins: reads the pool's close stops then are expected.
+    let isShuttingDown = Locked(false)
     /// Each record type's table, resolved once.
     let tables = Locked<[ObjectIdentifier: any Sendable]>([:])
 
@@ -131,14 +133,14 @@ public final class LiveRepository: Sendable {
         self.logger = logger
         let metrics = LiveMetrics(factory: metricsFactory ?? database.metrics.factory)
         self.metrics = metrics
-        let (broadcast, readFailed, rereadFailed) = (broadcast, readFailed, rereadFailed)
+        let (broadcast, readFailed, rereadFailed, isShuttingDown) = (broadcast, readFailed, rereadFailed, isShuttingDown)
         let report: @Sendable (LiveRecordError) -> Void = { error in
             if case .refreshFailed(_, let failure) = error {
                 readFailed.withLock { $0 = true }
                 if RereadRepair.mayPass(after: failure) { rereadFailed.withLock { $0 }() }
             }
             broadcast.publish(error)
-            Self.log(error, to: logger, metrics: metrics)
+            Self.log(error, to: logger, metrics: metrics, shuttingDown: isShuttingDown.withLock { $0 })
         }
         self.report = report
         context = LiveContext(sequence: sequence, policy: conflictPolicy, report: report, metrics: metrics, reads: reads)

@@ -6,7 +6,7 @@ public import ServiceLifecycle
 ///
 /// Connections open lazily up to ``maximumConnections``; a task that finds none free waits
 /// (cancellably) for one to come back — also when the server refuses another connection while
-/// the pool has some open (it is at its connection limit). Broken connections are dropped, never reused; when one
+/// the pool has some open (it is at its connection limit), for at most the connect timeout. Broken connections are dropped, never reused; when one
 /// turns out to be lost, the idle ones — likely lost with it, as in a server restart — are
 /// dropped too. Connections idle for longer than ``idleTimeout`` are closed.
 ///
@@ -32,7 +32,7 @@ public final class Database: Sendable {
     /// `.info`, faults to `.warning`; by default nothing is logged.
     public let logger: Logger
 
-    private let pool: Locked<PoolState>
+    let pool: Locked<PoolState>
     let metrics: PostgresMetrics
     /// Statements waiting to be sent together (see ``pipelined(_:_:)``).
     let pipelineQueue: Locked<PipelineQueue<PipelinedStatement>>
@@ -120,7 +120,7 @@ public final class Database: Sendable {
     }
 
     /// Updates the pool's gauges.
-    private func recordPool() {
+    func recordPool() {
         let (idle, open, waiting) = pool.withLock { ($0.idle.count, $0.openCount, $0.waiters.count) }
         metrics.connectionsIdle.record(idle)
         metrics.connectionsInUse.record(open - idle)
@@ -137,88 +137,6 @@ public final class Database: Sendable {
             return state.waiters
         }
         for waiter in waiters { waiter.continuation.resume(throwing: PostgresError(.closed, "the database pool is closed")) }
-    }
-
-    // MARK: - Checking connections out and in
-
-    /// A connection of the pool, newly opened or one the server has not ended while it sat
-    /// idle (``IdleCheck``: no round trip); return it with ``release(_:)``.
-    func acquire() async throws -> Connection {
-        while true {
-            let (connection, isNew) = try await checkOut()
-            // Not reusable while idle: a statement run on it outside a checkout dropped it
-            // (its socket's number may belong to another connection by now, and look open).
-            if isNew || (connection.isReusable.load(ordering: .relaxed) && connection.idleCheck.looksOpen) { return connection }
-            logger.debug("dropped an idle connection the server had closed", metadata: ["server": "\(configuration)"])
-            connection.isReusable.store(false, ordering: .relaxed)
-            release(connection)
-        }
-    }
-
-    /// A pooled connection, or one opened in a free slot (`isNew`).
-    private func checkOut() async throws -> (connection: Connection, isNew: Bool) {
-        // Fast path: an idle connection, with no continuation or cancellation handler.
-        if let idle = pool.withLock({ $0.isClosed ? nil : $0.takeIdle(idleTimeout: idleTimeout) }) {
-            recordPool()
-            return (idle, false)
-        }
-        let start = ContinuousClock.now
-        defer {
-            metrics.waitTime.recordSince(start)
-            recordPool()
-        }
-        var failedOpen: (any Error)?
-        while true {
-            let granted = try await turn { state, id, continuation in
-                guard let failure = failedOpen else { return (state.checkOut(id, continuation, limit: maximumConnections), nil) }
-                return state.openFailed(id, continuation, error: failure)
-            }
-            if let granted { return (granted, false) }
-            do {
-                return (try await Connection.connect(configuration, poller: .shared, types: types), true)
-            } catch {
-                failedOpen = error
-                logger.notice("opening a pooled connection failed; waiting for one of those open, if any",
-                              metadata: ["error": "\(error)", "server": "\(configuration)"])
-            }
-        }
-    }
-
-    /// Queues for a connection as `decide` says (under the pool's lock): one handed over, or
-    /// nil for a free slot to open one in; cancelling the task stops the wait.
-    private func turn(_ decide: (inout PoolState, Int, CheckedContinuation<Connection?, any Error>)
-                      -> (PoolState.CheckOut, opener: CheckedContinuation<Connection?, any Error>?)) async throws -> Connection? {
-        let id = pool.withLock { state in state.nextWaiterID += 1; return state.nextWaiterID }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let (decision, opener) = pool.withLock { state in decide(&state, id, continuation) }
-                opener?.resume(returning: nil)
-                switch decision {
-                case .use(let connection): continuation.resume(returning: connection)
-                case .open: continuation.resume(returning: nil)
-                case .fail(let error): continuation.resume(throwing: error ?? CancellationError())
-                case .wait: break
-                }
-            }
-        } onCancel: {
-            pool.withLock { $0.removeWaiter(id) }?.resume(throwing: CancellationError())
-        }
-    }
-
-    func release(_ connection: Connection) {
-        let reusable = connection.isReusable.load(ordering: .relaxed)
-        let lost = connection.wasLost.load(ordering: .relaxed)
-        let handOff = pool.withLock { state in
-            // A lost connection: the idle ones were most likely lost with it (a restart).
-            if lost { state.dropIdle() }
-            return state.checkIn(reusable ? connection : nil)
-        }
-        if lost { logger.info("a pooled connection was lost; dropped the idle ones", metadata: ["server": "\(configuration)"]) }
-        recordPool()
-        switch handOff {
-        case .toWaiter(let waiter, let connection): waiter.resume(returning: connection)
-        case .none: break
-        }
     }
 }
 

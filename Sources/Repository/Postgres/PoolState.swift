@@ -73,23 +73,31 @@ struct PoolState {
         return .none
     }
 
-    /// Opening a connection in a slot reserved by ``checkOut(_:_:limit:)`` failed: the slot frees
-    /// up. With other connections open, the server is most likely out of connections for now,
-    /// so the task takes an idle one or waits for one to be returned, as at the limit — no other
-    /// waiter is told to open one. With none open, it fails with `error`, and the slot goes to
-    /// the first waiter, to try for itself.
-    mutating func openFailed(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>,
-                             error: any Error) -> (CheckOut, opener: CheckedContinuation<Connection?, any Error>?) {
+    /// Opening a connection in a slot reserved by ``checkOut(_:_:limit:)`` (or
+    /// ``retryOpen(_:limit:)``) failed: the slot frees up. When `retry` says the task tries
+    /// again, it takes an idle connection or queues — for one handed back, or for a slot to try
+    /// in once its back-off ends; no other waiter is told to open one. Else it fails with the
+    /// error, and the slot goes to the first waiter, to try for itself.
+    mutating func openFailed(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, retry: OpenRetry,
+                             deadline: Duration) -> (CheckOut, opener: CheckedContinuation<Connection?, any Error>?) {
         openCount -= 1
         if isClosed { return (.fail(PostgresError(.closed, "the database pool is closed")), nil) }
         if let connection = idle.popLast()?.connection { return (.use(connection), nil) }
-        guard openCount > 0 else {
-            guard case .toWaiter(let opener, _) = returnSlotToWaiter() else { return (.fail(error), nil) }
-            return (.fail(error), opener)
+        guard retry.waits(othersOpen: openCount > 0, deadline: deadline) else {
+            guard case .toWaiter(let opener, _) = returnSlotToWaiter() else { return (.fail(retry.error), nil) }
+            return (.fail(retry.error), opener)
         }
         if Task.isCancelled { return (.fail(nil), nil) }
         waiters.append(Waiter(id: id, continuation: continuation))
         return (.wait, nil)
+    }
+
+    /// The back-off of waiter `id` ended: if it still waits and a slot is free, it takes the
+    /// slot, to open a connection in (resumed with nil). At the limit it waits on, for one handed back.
+    mutating func retryOpen(_ id: Int, limit: Int) -> CheckedContinuation<Connection?, any Error>? {
+        guard !isClosed, openCount < limit, let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+        openCount += 1
+        return waiters.remove(at: index).continuation
     }
 
     private mutating func returnSlotToWaiter() -> CheckIn {

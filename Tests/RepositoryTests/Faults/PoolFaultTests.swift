@@ -131,6 +131,27 @@ struct PoolFaultTests {
         repository.close()
         scarce.close()
     }
+
+    @Test("a role allowed one connection, a statement inside the transaction that holds it: refused, it tries again until the connect timeout, then fails with the server's reason instead of waiting for itself",
+          .timeLimit(.minutes(1)))
+    func refusedWhileHoldingTheOnlyConnection() async throws {
+        let database = try await TestServer.makeDatabase(maximumConnections: 1)
+        let role = "single_\(UInt32.random(in: 0...UInt32.max))"
+        try await TestServer.admin.value.query("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 1")
+        var configuration = database.configuration.user(role)
+        configuration.connectTimeout = 2
+        let single = Database(configuration, maximumConnections: 4)
+        let outcome = await Result { try await single.transaction { _ in try await single.query("SELECT 1") } }
+        guard case .failure(let error) = outcome else {
+            Issue.record("a second connection was opened for a role allowed one")
+            return
+        }
+        #expect("\(error)".contains("too many connections"), "\(error)")
+        // The pool goes on with the connection it has.
+        #expect(try await single.query("SELECT 42")[0].decode(Int.self, at: 0) == 42)
+        single.close()
+        database.close()
+    }
 }
 
 extension Result where Failure == any Error {

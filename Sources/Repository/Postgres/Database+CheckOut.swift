@@ -1,0 +1,91 @@
+extension Database {
+    /// A connection of the pool, newly opened or one the server has not ended while it sat
+    /// idle (``IdleCheck``: no round trip); return it with ``release(_:)``.
+    func acquire() async throws -> Connection {
+        while true {
+            let (connection, isNew) = try await checkOut()
+            // Not reusable while idle: a statement run on it outside a checkout dropped it
+            // (its socket's number may belong to another connection by now, and look open).
+            if isNew || (connection.isReusable.load(ordering: .relaxed) && connection.idleCheck.looksOpen) { return connection }
+            logger.debug("dropped an idle connection the server had closed", metadata: ["server": "\(configuration)"])
+            connection.isReusable.store(false, ordering: .relaxed)
+            release(connection)
+        }
+    }
+
+    /// A pooled connection, or one opened in a free slot (`isNew`). An open the server refuses
+    /// is tried again as ``OpenRetry`` says, the task waiting meanwhile for a connection handed back.
+    private func checkOut() async throws -> (connection: Connection, isNew: Bool) {
+        // Fast path: an idle connection, with no continuation or cancellation handler.
+        if let idle = pool.withLock({ $0.isClosed ? nil : $0.takeIdle(idleTimeout: idleTimeout) }) {
+            recordPool()
+            return (idle, false)
+        }
+        let start = ContinuousClock.now
+        defer {
+            metrics.waitTime.recordSince(start)
+            recordPool()
+        }
+        let (limit, deadline) = (maximumConnections, Duration.seconds(configuration.connectTimeout))
+        var retry: OpenRetry?
+        while true {
+            let granted = try await turn(retryAfter: retry?.backOff) { state, id, continuation in
+                guard let retry else { return (state.checkOut(id, continuation, limit: limit), nil) }
+                return state.openFailed(id, continuation, retry: retry, deadline: deadline)
+            }
+            if let granted { return (granted, false) }
+            do {
+                return (try await Connection.connect(configuration, poller: .shared, types: types), true)
+            } catch {
+                if retry == nil { retry = OpenRetry(error) } else { retry?.failed(error) }
+                logger.debug("opening a pooled connection failed", metadata: ["error": "\(error)", "server": "\(configuration)"])
+            }
+        }
+    }
+
+    /// Queues for a connection as `decide` says (under the pool's lock): one handed over, or
+    /// nil for a free slot to open one in. A task queued after a failed open is given a slot
+    /// once `retryAfter` has passed, if one is free. Cancelling the task stops the wait.
+    private func turn(retryAfter backOff: Duration?,
+                      _ decide: (inout PoolState, Int, CheckedContinuation<Connection?, any Error>)
+                          -> (PoolState.CheckOut, opener: CheckedContinuation<Connection?, any Error>?)) async throws -> Connection? {
+        let id = pool.withLock { state in state.nextWaiterID += 1; return state.nextWaiterID }
+        let retrying = backOff.map { backOff in
+            Task { [pool, maximumConnections] in
+                guard (try? await Task.sleep(for: backOff)) != nil else { return }
+                pool.withLock { $0.retryOpen(id, limit: maximumConnections) }?.resume(returning: nil)
+            }
+        }
+        defer { retrying?.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let (decision, opener) = pool.withLock { state in decide(&state, id, continuation) }
+                opener?.resume(returning: nil)
+                switch decision {
+                case .use(let connection): continuation.resume(returning: connection)
+                case .open: continuation.resume(returning: nil)
+                case .fail(let error): continuation.resume(throwing: error ?? CancellationError())
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            pool.withLock { $0.removeWaiter(id) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    func release(_ connection: Connection) {
+        let reusable = connection.isReusable.load(ordering: .relaxed)
+        let lost = connection.wasLost.load(ordering: .relaxed)
+        let handOff = pool.withLock { state in
+            // A lost connection: the idle ones were most likely lost with it (a restart).
+            if lost { state.dropIdle() }
+            return state.checkIn(reusable ? connection : nil)
+        }
+        if lost { logger.info("a pooled connection was lost; dropped the idle ones", metadata: ["server": "\(configuration)"]) }
+        recordPool()
+        switch handOff {
+        case .toWaiter(let waiter, let connection): waiter.resume(returning: connection)
+        case .none: break
+        }
+    }
+}

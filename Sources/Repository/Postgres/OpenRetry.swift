@@ -1,0 +1,43 @@
+/// A task's failed attempts to open a pooled connection, and when it may try again.
+///
+/// A server at its connection limit (`max_connections`, or a role's or database's
+/// `CONNECTION LIMIT`) refuses new connections for as long as others are open — and its
+/// limit check is approximate by design: connections opened at the same moment may all be
+/// refused where there was room for one. So a refused task tries again: twice more at once,
+/// whatever else is open; and while the pool holds other connections, for up to the connect
+/// timeout since its first refusal, waiting meanwhile for one of those to be handed back. Then it
+/// fails with the server's reason.
+struct OpenRetry {
+    /// When the first attempt failed.
+    let since: ContinuousClock.Instant
+    /// Attempts made so far, all failed.
+    private(set) var tries = 1
+    /// The last attempt's error.
+    private(set) var error: any Error
+
+    /// Attempts made whatever else is open.
+    static let quickTries = 3
+
+    init(_ error: any Error, at now: ContinuousClock.Instant = .now) {
+        (since, self.error) = (now, error)
+    }
+
+    /// Another attempt failed with `error`.
+    mutating func failed(_ error: any Error) {
+        tries += 1
+        self.error = error
+    }
+
+    /// Whether the task waits and tries again, or fails now: `othersOpen` whether the pool holds
+    /// other connections; `deadline` how long after the first failure it may go on trying.
+    func waits(othersOpen: Bool, deadline: Duration, now: ContinuousClock.Instant = .now) -> Bool {
+        tries < Self.quickTries || (othersOpen && now - since < deadline)
+    }
+
+    /// How long to wait before the next attempt (unless a connection is handed back first):
+    /// 25 ms, doubling to at most 1 s, spread by ±50% so that refused tasks do not come back together.
+    var backOff: Duration {
+        let base = min(25.0 * Double(1 << min(tries - 1, 6)), 1000)
+        return .milliseconds(base * Double.random(in: 0.5...1.5))
+    }
+}
