@@ -35,7 +35,9 @@ extension Database {
             }
             if let granted { return (granted, false) }
             do {
-                return (try await Connection.connect(configuration, poller: .shared, types: types), true)
+                let connection = try await Connection.connect(configuration, poller: .shared, types: types)
+                pool.withLock { $0.opened() }
+                return (connection, true)
             } catch {
                 if retry == nil { retry = OpenRetry(error) } else { retry?.failed(error) }
                 logger.debug("opening a pooled connection failed", metadata: ["error": "\(error)", "server": "\(configuration)"])
@@ -50,13 +52,9 @@ extension Database {
                       _ decide: (inout PoolState, Int, CheckedContinuation<Connection?, any Error>)
                           -> (PoolState.CheckOut, opener: CheckedContinuation<Connection?, any Error>?)) async throws -> Connection? {
         let id = pool.withLock { state in state.nextWaiterID += 1; return state.nextWaiterID }
-        let retrying = backOff.map { backOff in
-            Task { [pool, maximumConnections] in
-                guard (try? await Task.sleep(for: backOff)) != nil else { return }
-                pool.withLock { $0.retryOpen(id, limit: maximumConnections) }?.resume(returning: nil)
-            }
-        }
-        defer { retrying?.cancel() }
+        // Started once the task is queued: a timer that fired before would find no one to give a slot.
+        let retrying = Locked<Task<Void, Never>?>(nil)
+        defer { retrying.withLock { $0?.cancel() } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let (decision, opener) = pool.withLock { state in decide(&state, id, continuation) }
@@ -65,11 +63,19 @@ extension Database {
                 case .use(let connection): continuation.resume(returning: connection)
                 case .open: continuation.resume(returning: nil)
                 case .fail(let error): continuation.resume(throwing: error ?? CancellationError())
-                case .wait: break
+                case .wait:
+                    guard let backOff else { break }
+                    let timer = Task { [pool, maximumConnections] in
+                        guard (try? await Task.sleep(for: backOff)) != nil else { return }
+                        pool.withLock { $0.retryOpen(id, limit: maximumConnections) }?.resume(returning: nil)
+                    }
+                    retrying.withLock { $0 = timer }
                 }
             }
         } onCancel: {
-            pool.withLock { $0.removeWaiter(id) }?.resume(throwing: CancellationError())
+            let (removed, opener) = pool.withLock { $0.removeWaiter(id, limit: maximumConnections) }
+            removed?.resume(throwing: CancellationError())
+            opener?.resume(returning: nil)
         }
     }
 

@@ -6,7 +6,8 @@ public import ServiceLifecycle
 ///
 /// Connections open lazily up to ``maximumConnections``; a task that finds none free waits
 /// (cancellably) for one to come back — also when the server refuses another connection while
-/// the pool has some open (it is at its connection limit), for at most the connect timeout. Broken connections are dropped, never reused; when one
+/// the pool holds some (it is at its connection limit), trying again for at most the connect
+/// timeout; a refused open with none held is tried twice more, then fails. Broken connections are dropped, never reused; when one
 /// turns out to be lost, the idle ones — likely lost with it, as in a server restart — are
 /// dropped too. Connections idle for longer than ``idleTimeout`` are closed.
 ///

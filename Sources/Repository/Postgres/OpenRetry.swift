@@ -3,10 +3,10 @@
 /// A server at its connection limit (`max_connections`, or a role's or database's
 /// `CONNECTION LIMIT`) refuses new connections for as long as others are open — and its
 /// limit check is approximate by design: connections opened at the same moment may all be
-/// refused where there was room for one. So a refused task tries again: twice more at once,
-/// whatever else is open; and while the pool holds other connections, for up to the connect
-/// timeout since its first refusal, waiting meanwhile for one of those to be handed back. Then it
-/// fails with the server's reason.
+/// refused where there was room for one. So a refused task tries again: twice more soon,
+/// whatever else is open; and while the pool holds other connections (not counting those still
+/// being opened), for up to the connect timeout since its first refusal, waiting meanwhile for one
+/// of those to be handed back. Then it fails with the server's reason.
 struct OpenRetry {
     /// When the first attempt failed.
     let since: ContinuousClock.Instant

@@ -19,6 +19,8 @@ struct PoolState {
     /// Idle connections, the most recently used last.
     var idle: [(connection: Connection, since: ContinuousClock.Instant)] = []
     var openCount = 0
+    /// Of ``openCount``, the slots given to tasks to open a connection in, not yet opened.
+    private(set) var opening = 0
     var waiters: [Waiter] = []
     var nextWaiterID = 0
     var isClosed = false
@@ -53,6 +55,7 @@ struct PoolState {
         if let connection = idle.popLast()?.connection { return .use(connection) }
         if openCount < limit {
             openCount += 1
+            opening += 1
             return .open
         }
         // Cancellation sets the flag before running the cancel handler, which takes this lock:
@@ -81,15 +84,23 @@ struct PoolState {
     mutating func openFailed(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, retry: OpenRetry,
                              deadline: Duration) -> (CheckOut, opener: CheckedContinuation<Connection?, any Error>?) {
         openCount -= 1
+        opening -= 1
         if isClosed { return (.fail(PostgresError(.closed, "the database pool is closed")), nil) }
         if let connection = idle.popLast()?.connection { return (.use(connection), nil) }
-        guard retry.waits(othersOpen: openCount > 0, deadline: deadline) else {
-            guard case .toWaiter(let opener, _) = returnSlotToWaiter() else { return (.fail(retry.error), nil) }
-            return (.fail(retry.error), opener)
+        // The slot goes to the first waiter, to try for itself.
+        func fail(_ error: (any Error)?) -> (CheckOut, opener: CheckedContinuation<Connection?, any Error>?) {
+            guard case .toWaiter(let opener, _) = returnSlotToWaiter() else { return (.fail(error), nil) }
+            return (.fail(error), opener)
         }
-        if Task.isCancelled { return (.fail(nil), nil) }
+        guard retry.waits(othersOpen: openCount - opening > 0, deadline: deadline) else { return fail(retry.error) }
+        if Task.isCancelled { return fail(nil) }
         waiters.append(Waiter(id: id, continuation: continuation))
         return (.wait, nil)
+    }
+
+    /// A connection was opened in a slot given to open one in.
+    mutating func opened() {
+        opening -= 1
     }
 
     /// The back-off of waiter `id` ended: if it still waits and a slot is free, it takes the
@@ -97,17 +108,24 @@ struct PoolState {
     mutating func retryOpen(_ id: Int, limit: Int) -> CheckedContinuation<Connection?, any Error>? {
         guard !isClosed, openCount < limit, let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
         openCount += 1
+        opening += 1
         return waiters.remove(at: index).continuation
     }
 
     private mutating func returnSlotToWaiter() -> CheckIn {
         guard !isClosed, !waiters.isEmpty else { return .none }
         openCount += 1
+        opening += 1
         return .toWaiter(waiters.removeFirst().continuation, nil)
     }
 
-    mutating func removeWaiter(_ id: Int) -> CheckedContinuation<Connection?, any Error>? {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
-        return waiters.remove(at: index).continuation
+    /// Waiter `id` stopped waiting (its task was cancelled): its continuation, and — with a slot
+    /// free (a refused task waited without one) — the next waiter, to open a connection in it.
+    mutating func removeWaiter(_ id: Int, limit: Int) -> (removed: CheckedContinuation<Connection?, any Error>?,
+                                                          opener: CheckedContinuation<Connection?, any Error>?) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return (nil, nil) }
+        let removed = waiters.remove(at: index).continuation
+        guard openCount < limit, case .toWaiter(let opener, _) = returnSlotToWaiter() else { return (removed, nil) }
+        return (removed, opener)
     }
 }

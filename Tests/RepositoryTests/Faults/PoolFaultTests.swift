@@ -109,6 +109,10 @@ struct PoolFaultTests {
         try await database.query("GRANT USAGE ON SCHEMA live TO \(role)")  // the announcing trigger's functions
         let scarce = Database(database.configuration.user(role), maximumConnections: 4)
         let repository = LiveRepository(scarce)
+        // The feed connects first (else the pool's attempts may take its place, and it reports that).
+        #expect(try await eventually {
+            try await TestServer.admin.value.query("SELECT count(*) FROM pg_stat_activity WHERE usename = $1", [role])[0].decode(Int.self, at: 0) == 1
+        })
         let errors = Recorder<String>()
         let reader = Task { for await error in repository.errors { errors.append("\(error)") } }
         let people = try await withThrowingTaskGroup(of: Var<Contact>.self) { group in
