@@ -77,6 +77,7 @@ struct Report: Codable {
     var writesFailed = 0                   // writes reported failed on `errors`
     var failures: [String] = []            // the first few of those, and of failed bulk statements
     var feedReconnects = 0
+    var feedDisconnects = 0
     var refreshesFailed = 0  // re-reads on a listening connection cut under them
     var conflictsReported = 0
     var sharedReportedLost: [[Int64]] = []  // [row, value] of shared edits a reported conflict says lost
@@ -164,7 +165,7 @@ func sync<R: SyncRecord>(_ arguments: [String], as _: R.Type) async throws {
         for await error in repository.errors {
             log.with { report in
                 switch error {
-                case .changeFeedDisconnected: return
+                case .changeFeedDisconnected: return report.feedDisconnects += 1
                 case .changeFeedReconnected: return report.feedReconnects += 1
                 case .refreshFailed: return report.refreshesFailed += 1
                 case .writeFailed: return report.writesFailed += 1
@@ -319,6 +320,11 @@ func sync<R: SyncRecord>(_ arguments: [String], as _: R.Type) async throws {
         try await Task.sleep(for: .milliseconds(10))
     }
     let elapsed = ContinuousClock.now - started
+    // Converged, perhaps before a feed cut late in the run listens again (nothing committed
+    // since needed it): the report counts its reconnection once it comes.
+    while log.with({ $0.feedDisconnects > 0 && $0.feedReconnects == 0 }), ContinuousClock.now < convergenceDeadline {
+        try await Task.sleep(for: .milliseconds(10))
+    }
     log.with { $0.rowsFromStream = repository.rowsFromStream }
     log.with { $0.convergeMilliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) }
     errorWatcher.cancel()
