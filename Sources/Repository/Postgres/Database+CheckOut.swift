@@ -36,7 +36,7 @@ extension Database {
             if let granted { return (granted, false) }
             do {
                 let connection = try await Connection.connect(configuration, poller: .shared, types: types)
-                pool.withLock { $0.opened() }
+                pool.withLock { $0.opened(limit: limit) }?.resume(returning: nil)
                 return (connection, true)
             } catch {
                 if retry == nil { retry = OpenRetry(error) } else { retry?.failed(error) }
@@ -66,8 +66,12 @@ extension Database {
                 case .wait:
                     guard let backOff else { break }
                     let timer = Task { [pool, maximumConnections] in
-                        guard (try? await Task.sleep(for: backOff)) != nil else { return }
-                        pool.withLock { $0.retryOpen(id, limit: maximumConnections) }?.resume(returning: nil)
+                        // Again after each back-off while another task is opening one.
+                        while (try? await Task.sleep(for: backOff)) != nil {
+                            let (opener, waiting) = pool.withLock { $0.retryOpen(id, limit: maximumConnections) }
+                            opener?.resume(returning: nil)
+                            if !waiting { return }
+                        }
                     }
                     retrying.withLock { $0 = timer }
                 }

@@ -21,6 +21,15 @@ struct PoolState {
     var openCount = 0
     /// Of ``openCount``, the slots given to tasks to open a connection in, not yet opened.
     private(set) var opening = 0
+    /// Whether the last attempt to open a connection was refused. Until one succeeds, one task
+    /// at a time tries: a new backend counts those being opened beside it against the server's
+    /// limit, so several tried together can all be refused where there was room for one.
+    private(set) var refused = false
+
+    /// Whether a task may open a connection in a free slot now.
+    private func mayOpen(limit: Int) -> Bool {
+        openCount < limit && !(refused && opening > 0)
+    }
     var waiters: [Waiter] = []
     var nextWaiterID = 0
     var isClosed = false
@@ -53,7 +62,7 @@ struct PoolState {
     mutating func checkOut(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, limit: Int) -> CheckOut {
         if isClosed { return .fail(PostgresError(.closed, "the database pool is closed")) }
         if let connection = idle.popLast()?.connection { return .use(connection) }
-        if openCount < limit {
+        if mayOpen(limit: limit) {
             openCount += 1
             opening += 1
             return .open
@@ -85,6 +94,7 @@ struct PoolState {
                              deadline: Duration) -> (CheckOut, opener: CheckedContinuation<Connection?, any Error>?) {
         openCount -= 1
         opening -= 1
+        refused = true
         if isClosed { return (.fail(PostgresError(.closed, "the database pool is closed")), nil) }
         if let connection = idle.popLast()?.connection { return (.use(connection), nil) }
         // The slot goes to the first waiter, to try for itself.
@@ -98,22 +108,31 @@ struct PoolState {
         return (.wait, nil)
     }
 
-    /// A connection was opened in a slot given to open one in.
-    mutating func opened() {
+    /// A connection was opened in a slot given to open one in. After a refusal, the next
+    /// waiter (if a slot is free) may now try: returned, to be resumed with nil.
+    mutating func opened(limit: Int) -> CheckedContinuation<Connection?, any Error>? {
         opening -= 1
+        guard refused else { return nil }
+        refused = false
+        guard openCount < limit, case .toWaiter(let opener, _) = returnSlotToWaiter() else { return nil }
+        return opener
     }
 
-    /// The back-off of waiter `id` ended: if it still waits and a slot is free, it takes the
-    /// slot, to open a connection in (resumed with nil). At the limit it waits on, for one handed back.
-    mutating func retryOpen(_ id: Int, limit: Int) -> CheckedContinuation<Connection?, any Error>? {
-        guard !isClosed, openCount < limit, let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+    /// The back-off of waiter `id` ended: if it still waits and may open a connection, it takes
+    /// a slot to open one in (its continuation, to resume with nil). `waiting`: whether it still
+    /// waits — for a connection handed back, or for the task opening one now to finish.
+    mutating func retryOpen(_ id: Int, limit: Int) -> (opener: CheckedContinuation<Connection?, any Error>?, waiting: Bool) {
+        guard !isClosed, let index = waiters.firstIndex(where: { $0.id == id }) else { return (nil, false) }
+        guard mayOpen(limit: limit) else { return (nil, true) }
         openCount += 1
         opening += 1
-        return waiters.remove(at: index).continuation
+        return (waiters.remove(at: index).continuation, false)
     }
 
+    /// A slot freed up: the first waiter takes it, to open a connection in — unless, after a
+    /// refusal, another task is opening one (its outcome wakes the first waiter).
     private mutating func returnSlotToWaiter() -> CheckIn {
-        guard !isClosed, !waiters.isEmpty else { return .none }
+        guard !isClosed, !waiters.isEmpty, !(refused && opening > 0) else { return .none }
         openCount += 1
         opening += 1
         return .toWaiter(waiters.removeFirst().continuation, nil)
