@@ -30,13 +30,13 @@ extension Database {
         var retry: OpenRetry?
         while true {
             let granted = try await turn(retryAfter: retry?.backOff) { state, id, continuation in
-                guard let retry else { return (state.checkOut(id, continuation, limit: limit), nil) }
+                guard let retry else { return (state.checkOut(id, continuation, limit: limit), []) }
                 return state.openFailed(id, continuation, retry: retry, deadline: deadline)
             }
             if let granted { return (granted, false) }
             do {
                 let connection = try await Connection.connect(configuration, poller: .shared, types: types)
-                pool.withLock { $0.opened(limit: limit) }?.resume(returning: nil)
+                for (waiter, outcome) in pool.withLock({ $0.opened(limit: limit) }) { waiter.resume(with: outcome) }
                 return (connection, true)
             } catch {
                 if retry == nil { retry = OpenRetry(error) } else { retry?.failed(error) }
@@ -50,15 +50,15 @@ extension Database {
     /// once `retryAfter` has passed, if one is free. Cancelling the task stops the wait.
     private func turn(retryAfter backOff: Duration?,
                       _ decide: (inout PoolState, Int, CheckedContinuation<Connection?, any Error>)
-                          -> (PoolState.CheckOut, opener: CheckedContinuation<Connection?, any Error>?)) async throws -> Connection? {
+                          -> (PoolState.CheckOut, [PoolState.Resumption])) async throws -> Connection? {
         let id = pool.withLock { state in state.nextWaiterID += 1; return state.nextWaiterID }
         // Started once the task is queued: a timer that fired before would find no one to give a slot.
         let retrying = Locked<Task<Void, Never>?>(nil)
         defer { retrying.withLock { $0?.cancel() } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let (decision, opener) = pool.withLock { state in decide(&state, id, continuation) }
-                opener?.resume(returning: nil)
+                let (decision, others) = pool.withLock { state in decide(&state, id, continuation) }
+                for (waiter, outcome) in others { waiter.resume(with: outcome) }
                 switch decision {
                 case .use(let connection): continuation.resume(returning: connection)
                 case .open: continuation.resume(returning: nil)
@@ -66,20 +66,22 @@ extension Database {
                 case .wait:
                     guard let backOff else { break }
                     let timer = Task { [pool, maximumConnections] in
-                        // Again after each back-off while another task is opening one.
-                        while (try? await Task.sleep(for: backOff)) != nil {
+                        // Again while another task is opening one, each wait twice as long, to 1 s.
+                        var wait = backOff
+                        while (try? await Task.sleep(for: wait)) != nil {
                             let (opener, waiting) = pool.withLock { $0.retryOpen(id, limit: maximumConnections) }
                             opener?.resume(returning: nil)
                             if !waiting { return }
+                            wait = min(wait * 2, .seconds(1))
                         }
                     }
                     retrying.withLock { $0 = timer }
                 }
             }
         } onCancel: {
-            let (removed, opener) = pool.withLock { $0.removeWaiter(id, limit: maximumConnections) }
+            let (removed, openers) = pool.withLock { $0.removeWaiter(id, limit: maximumConnections) }
             removed?.resume(throwing: CancellationError())
-            opener?.resume(returning: nil)
+            for (waiter, outcome) in openers { waiter.resume(with: outcome) }
         }
     }
 

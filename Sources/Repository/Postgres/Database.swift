@@ -7,7 +7,7 @@ public import ServiceLifecycle
 /// Connections open lazily up to ``maximumConnections``; a task that finds none free waits
 /// (cancellably) for one to come back — also when the server refuses another connection while
 /// the pool holds some (it is at its connection limit), trying again for at most the connect
-/// timeout; a refused open with none held is tried twice more, then fails. Broken connections are dropped, never reused; when one
+/// timeout; a refused open with none held is tried again for a second, then fails. Broken connections are dropped, never reused; when one
 /// turns out to be lost, the idle ones — likely lost with it, as in a server restart — are
 /// dropped too. Connections idle for longer than ``idleTimeout`` are closed.
 ///
@@ -133,7 +133,7 @@ public final class Database: Sendable {
         // Idle connections close as their last reference goes with the pool's list.
         let waiters = pool.withLock { state in
             state.isClosed = true
-            state.idle.removeAll()
+            state.dropIdle()
             defer { state.waiters.removeAll() }
             return state.waiters
         }

@@ -3,10 +3,11 @@
 /// A server at its connection limit (`max_connections`, or a role's or database's
 /// `CONNECTION LIMIT`) refuses new connections for as long as others are open — and its
 /// limit check is approximate by design: connections opened at the same moment may all be
-/// refused where there was room for one. So a refused task tries again: twice more soon,
-/// whatever else is open; and while the pool holds other connections (not counting those still
-/// being opened), for up to the connect timeout since its first refusal, waiting meanwhile for one
-/// of those to be handed back. Then it fails with the server's reason.
+/// refused where there was room for one, and a refused backend counts until it has exited. So a
+/// refused task tries again: for a second since its first refusal, whatever else is open; and
+/// while the pool holds other connections (not counting those still being opened), for up to the
+/// connect timeout, waiting meanwhile for one of those to be handed back. Then it fails with the
+/// server's reason.
 struct OpenRetry {
     /// When the first attempt failed.
     let since: ContinuousClock.Instant
@@ -15,8 +16,8 @@ struct OpenRetry {
     /// The last attempt's error.
     private(set) var error: any Error
 
-    /// Attempts made whatever else is open.
-    static let quickTries = 3
+    /// How long after its first refusal a task tries again whatever else is open.
+    static let quickWindow: Duration = .seconds(1)
 
     init(_ error: any Error, at now: ContinuousClock.Instant = .now) {
         (since, self.error) = (now, error)
@@ -31,7 +32,7 @@ struct OpenRetry {
     /// Whether the task waits and tries again, or fails now: `othersOpen` whether the pool holds
     /// other connections; `deadline` how long after the first failure it may go on trying.
     func waits(othersOpen: Bool, deadline: Duration, now: ContinuousClock.Instant = .now) -> Bool {
-        tries < Self.quickTries || (othersOpen && now - since < deadline)
+        now - since < Self.quickWindow || (othersOpen && now - since < deadline)
     }
 
     /// How long to wait before the next attempt (unless a connection is handed back first):

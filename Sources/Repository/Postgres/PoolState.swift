@@ -10,6 +10,9 @@ struct PoolState {
         case use(Connection), open, wait, fail((any Error)?)
     }
 
+    /// A waiter a transition resumes: with a connection, with nil ("open one yourself"), or with an error.
+    typealias Resumption = (continuation: CheckedContinuation<Connection?, any Error>, outcome: Result<Connection?, any Error>)
+
     enum CheckIn {
         /// Resume this waiter with the connection, or with nil: "open one yourself".
         case toWaiter(CheckedContinuation<Connection?, any Error>, Connection?)
@@ -62,14 +65,15 @@ struct PoolState {
     mutating func checkOut(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, limit: Int) -> CheckOut {
         if isClosed { return .fail(PostgresError(.closed, "the database pool is closed")) }
         if let connection = idle.popLast()?.connection { return .use(connection) }
+        // Cancellation sets the flag before running the cancel handler, which takes this lock:
+        // checking here means a waiter cancelled before it queued is never left behind (nor
+        // does a cancelled task open a connection, to fail).
+        if Task.isCancelled { return .fail(nil) }
         if mayOpen(limit: limit) {
             openCount += 1
             opening += 1
             return .open
         }
-        // Cancellation sets the flag before running the cancel handler, which takes this lock:
-        // checking here means a waiter cancelled before it queued is never left behind.
-        if Task.isCancelled { return .fail(nil) }
         waiters.append(Waiter(id: id, continuation: continuation))
         return .wait
     }
@@ -89,33 +93,36 @@ struct PoolState {
     /// ``retryOpen(_:limit:)``) failed: the slot frees up. When `retry` says the task tries
     /// again, it takes an idle connection or queues — for one handed back, or for a slot to try
     /// in once its back-off ends; no other waiter is told to open one. Else it fails with the
-    /// error, and the slot goes to the first waiter, to try for itself.
+    /// error, and the slot goes to the first waiter, to try for itself — or, with nothing held
+    /// or being opened, every waiter fails with it too. Returns the waiters to resume.
     mutating func openFailed(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, retry: OpenRetry,
-                             deadline: Duration) -> (CheckOut, opener: CheckedContinuation<Connection?, any Error>?) {
+                             deadline: Duration) -> (CheckOut, [Resumption]) {
         openCount -= 1
         opening -= 1
-        refused = true
-        if isClosed { return (.fail(PostgresError(.closed, "the database pool is closed")), nil) }
-        if let connection = idle.popLast()?.connection { return (.use(connection), nil) }
-        // The slot goes to the first waiter, to try for itself.
-        func fail(_ error: (any Error)?) -> (CheckOut, opener: CheckedContinuation<Connection?, any Error>?) {
-            guard case .toWaiter(let opener, _) = returnSlotToWaiter() else { return (.fail(error), nil) }
-            return (.fail(error), opener)
+        if !(retry.error is CancellationError) { refused = true }
+        if isClosed { return (.fail(PostgresError(.closed, "the database pool is closed")), []) }
+        if let connection = idle.popLast()?.connection { return (.use(connection), []) }
+        if Task.isCancelled { return (.fail(nil), slotToWaiter()) }
+        guard retry.waits(othersOpen: openCount - opening > 0, deadline: deadline) else {
+            // Nothing held, nothing being opened: the waiters would meet the same refusal, one
+            // after another; they fail with it now. Else the slot goes to the first, to try.
+            guard openCount == 0 else { return (.fail(retry.error), slotToWaiter()) }
+            defer { waiters.removeAll() }
+            return (.fail(retry.error), waiters.map { ($0.continuation, .failure(retry.error)) })
         }
-        guard retry.waits(othersOpen: openCount - opening > 0, deadline: deadline) else { return fail(retry.error) }
-        if Task.isCancelled { return fail(nil) }
         waiters.append(Waiter(id: id, continuation: continuation))
-        return (.wait, nil)
+        return (.wait, [])
     }
 
-    /// A connection was opened in a slot given to open one in. After a refusal, the next
-    /// waiter (if a slot is free) may now try: returned, to be resumed with nil.
-    mutating func opened(limit: Int) -> CheckedContinuation<Connection?, any Error>? {
+    /// A connection was opened in a slot given to open one in. After a refusal, waiters may try
+    /// again, one per free slot: returned, to be resumed with nil.
+    mutating func opened(limit: Int) -> [Resumption] {
         opening -= 1
-        guard refused else { return nil }
+        guard refused else { return [] }
         refused = false
-        guard openCount < limit, case .toWaiter(let opener, _) = returnSlotToWaiter() else { return nil }
-        return opener
+        var openers: [Resumption] = []
+        while openCount < limit, case .toWaiter(let opener, _) = returnSlotToWaiter() { openers.append((opener, .success(nil))) }
+        return openers
     }
 
     /// The back-off of waiter `id` ended: if it still waits and may open a connection, it takes
@@ -140,11 +147,15 @@ struct PoolState {
 
     /// Waiter `id` stopped waiting (its task was cancelled): its continuation, and — with a slot
     /// free (a refused task waited without one) — the next waiter, to open a connection in it.
-    mutating func removeWaiter(_ id: Int, limit: Int) -> (removed: CheckedContinuation<Connection?, any Error>?,
-                                                          opener: CheckedContinuation<Connection?, any Error>?) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return (nil, nil) }
+    mutating func removeWaiter(_ id: Int, limit: Int) -> (removed: CheckedContinuation<Connection?, any Error>?, openers: [Resumption]) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return (nil, []) }
         let removed = waiters.remove(at: index).continuation
-        guard openCount < limit, case .toWaiter(let opener, _) = returnSlotToWaiter() else { return (removed, nil) }
-        return (removed, opener)
+        return (removed, openCount < limit ? slotToWaiter() : [])
+    }
+
+    /// A free slot to the first waiter, to open a connection in (see ``returnSlotToWaiter()``).
+    private mutating func slotToWaiter() -> [Resumption] {
+        guard case .toWaiter(let opener, _) = returnSlotToWaiter() else { return [] }
+        return [(opener, .success(nil))]
     }
 }

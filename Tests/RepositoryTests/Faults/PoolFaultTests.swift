@@ -157,6 +157,26 @@ struct PoolFaultTests {
         single.close()
         database.close()
     }
+
+    @Test("no server at all: 50 statements at once on a cold pool all fail with the reason, together, not one after another",
+          .timeLimit(.minutes(5)))
+    func noServer() async throws {
+        let nowhere = Database(try ConnectionConfiguration(url: "postgres://nobody@127.0.0.1:1/none"), maximumConnections: 8)
+        let started = ContinuousClock.now
+        let outcomes = await withTaskGroup(of: Result<QueryResult, any Error>.self) { group in
+            for _ in 0..<50 { group.addTask { await Result { try await nowhere.query("SELECT 1") } } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let elapsed = ContinuousClock.now - started
+        print("no server: 50 statements failed after \(elapsed)")
+        for outcome in outcomes {
+            guard case .failure(let error) = outcome else { Issue.record("a statement ran with no server"); continue }
+            #expect("\(error)".contains("127.0.0.1"), "\(error)")
+        }
+        // One refusal is tried again for about a second; the waiters fail with it, not each in turn.
+        #expect(elapsed < .seconds(20))
+        nowhere.close()
+    }
 }
 
 extension Result where Failure == any Error {
