@@ -30,8 +30,9 @@ extension Database {
         var retry: OpenRetry?
         while true {
             let granted = try await turn(retryAfter: retry?.backOff) { state, id, continuation in
-                guard let retry else { return (state.checkOut(id, continuation, limit: limit), []) }
-                return state.openFailed(id, continuation, retry: retry, deadline: deadline)
+                guard var seen = retry else { return (state.checkOut(id, continuation, limit: limit), []) }
+                defer { retry = seen }
+                return state.openFailed(id, continuation, retry: &seen, deadline: deadline)
             }
             if let granted { return (granted, false) }
             do {
@@ -39,7 +40,7 @@ extension Database {
                 for (waiter, outcome) in pool.withLock({ $0.opened(limit: limit) }) { waiter.resume(with: outcome) }
                 return (connection, true)
             } catch {
-                if retry == nil { retry = OpenRetry(error) } else { retry?.failed(error) }
+                if retry == nil { retry = OpenRetry(error, handedBack: pool.withLock { $0.handedBack }) } else { retry?.failed(error) }
                 logger.debug("opening a pooled connection failed", metadata: ["error": "\(error)", "server": "\(configuration)"])
             }
         }

@@ -5,9 +5,10 @@
 /// limit check is approximate by design: connections opened at the same moment may all be
 /// refused where there was room for one, and a refused backend counts until it has exited. So a
 /// refused task tries again: for a second since its first refusal, whatever else is open; and
-/// while the pool holds other connections (not counting those still being opened), for up to the
-/// connect timeout, waiting meanwhile for one of those to be handed back. Then it fails with the
-/// server's reason.
+/// while the pool holds other connections (not counting those still being opened), waiting
+/// meanwhile for one of those to be handed back — for as long as the pool hands connections back,
+/// and for up to the connect timeout once none has been (its holders may be waiting for this
+/// very task). Then it fails with the server's reason.
 struct OpenRetry {
     /// When the first attempt failed.
     let since: ContinuousClock.Instant
@@ -15,12 +16,21 @@ struct OpenRetry {
     private(set) var tries = 1
     /// The last attempt's error.
     private(set) var error: any Error
+    /// The pool's count of connections handed back, as last seen, and when it was seen to move.
+    private(set) var handedBack: UInt64
+    private(set) var movedAt: ContinuousClock.Instant
 
     /// How long after its first refusal a task tries again whatever else is open.
     static let quickWindow: Duration = .seconds(1)
 
-    init(_ error: any Error, at now: ContinuousClock.Instant = .now) {
-        (since, self.error) = (now, error)
+    init(_ error: any Error, handedBack: UInt64 = 0, at now: ContinuousClock.Instant = .now) {
+        (since, self.error, self.handedBack, movedAt) = (now, error, handedBack, now)
+    }
+
+    /// The pool has handed back `count` connections in all, as seen `now`.
+    mutating func saw(handedBack count: UInt64, now: ContinuousClock.Instant = .now) {
+        guard count != handedBack else { return }
+        (handedBack, movedAt) = (count, now)
     }
 
     /// Another attempt failed with `error`.
@@ -30,9 +40,9 @@ struct OpenRetry {
     }
 
     /// Whether the task waits and tries again, or fails now: `othersOpen` whether the pool holds
-    /// other connections; `deadline` how long after the first failure it may go on trying.
+    /// other connections; `deadline` how long it may go on while none is handed back.
     func waits(othersOpen: Bool, deadline: Duration, now: ContinuousClock.Instant = .now) -> Bool {
-        now - since < Self.quickWindow || (othersOpen && now - since < deadline)
+        now - since < Self.quickWindow || (othersOpen && now - movedAt < deadline)
     }
 
     /// How long to wait before the next attempt (unless a connection is handed back first):

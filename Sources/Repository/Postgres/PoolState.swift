@@ -28,10 +28,14 @@ struct PoolState {
     /// at a time tries: a new backend counts those being opened beside it against the server's
     /// limit, so several tried together can all be refused where there was room for one.
     private(set) var refused = false
+    /// How many connections have been handed back in all: whether the pool makes progress.
+    private(set) var handedBack: UInt64 = 0
 
-    /// Whether a task may open a connection in a free slot now.
+    /// Whether a task may open a connection in a free slot now: not while another opens one
+    /// after a refusal, nor while the pool holds none yet (a cold pool's burst would crowd a
+    /// server near its limit with attempts of its own, all refused where one would pass).
     private func mayOpen(limit: Int) -> Bool {
-        openCount < limit && !(refused && opening > 0)
+        openCount < limit && !(opening > 0 && (refused || openCount == opening))
     }
     var waiters: [Waiter] = []
     var nextWaiterID = 0
@@ -62,6 +66,8 @@ struct PoolState {
         idle.removeAll()
     }
 
+    /// A task asks for a connection: an idle one, a slot to open one in — one at a time while
+    /// the pool holds none yet, or after a refusal (see ``mayOpen(limit:)``) — or a place in the queue.
     mutating func checkOut(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, limit: Int) -> CheckOut {
         if isClosed { return .fail(PostgresError(.closed, "the database pool is closed")) }
         if let connection = idle.popLast()?.connection { return .use(connection) }
@@ -84,6 +90,7 @@ struct PoolState {
             openCount -= 1
             return returnSlotToWaiter()
         }
+        handedBack &+= 1
         if !waiters.isEmpty { return .toWaiter(waiters.removeFirst().continuation, connection) }
         idle.append((connection, ContinuousClock.now))
         return .none
@@ -95,8 +102,9 @@ struct PoolState {
     /// in once its back-off ends; no other waiter is told to open one. Else it fails with the
     /// error, and the slot goes to the first waiter, to try for itself — or, with nothing held
     /// or being opened, every waiter fails with it too. Returns the waiters to resume.
-    mutating func openFailed(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, retry: OpenRetry,
+    mutating func openFailed(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, retry: inout OpenRetry,
                              deadline: Duration) -> (CheckOut, [Resumption]) {
+        retry.saw(handedBack: handedBack)
         openCount -= 1
         opening -= 1
         if !(retry.error is CancellationError) { refused = true }
@@ -114,11 +122,11 @@ struct PoolState {
         return (.wait, [])
     }
 
-    /// A connection was opened in a slot given to open one in. After a refusal, waiters may try
-    /// again, one per free slot: returned, to be resumed with nil.
+    /// A connection was opened in a slot given to open one in. Waiters held back meanwhile (a
+    /// cold pool, or after a refusal) may now open theirs, one per free slot: returned, to be
+    /// resumed with nil.
     mutating func opened(limit: Int) -> [Resumption] {
         opening -= 1
-        guard refused else { return [] }
         refused = false
         var openers: [Resumption] = []
         while openCount < limit, case .toWaiter(let opener, _) = returnSlotToWaiter() { openers.append((opener, .success(nil))) }
@@ -139,7 +147,7 @@ struct PoolState {
     /// A slot freed up: the first waiter takes it, to open a connection in — unless, after a
     /// refusal, another task is opening one (its outcome wakes the first waiter).
     private mutating func returnSlotToWaiter() -> CheckIn {
-        guard !isClosed, !waiters.isEmpty, !(refused && opening > 0) else { return .none }
+        guard !isClosed, !waiters.isEmpty, !(opening > 0 && (refused || openCount == opening)) else { return .none }
         openCount += 1
         opening += 1
         return .toWaiter(waiters.removeFirst().continuation, nil)

@@ -21,6 +21,17 @@ struct OpenRetryTests {
         #expect(!retry.waits(othersOpen: true, deadline: .seconds(10), now: start + .seconds(10)))
     }
 
+    @Test("while the pool hands connections back, waiting goes on past the deadline; once it stops, it ends a deadline later")
+    func progress() {
+        let start = ContinuousClock.now
+        var retry = OpenRetry(refused, handedBack: 5, at: start)
+        retry.saw(handedBack: 9, now: start + .seconds(8))
+        #expect(retry.waits(othersOpen: true, deadline: .seconds(10), now: start + .seconds(17)))
+        retry.saw(handedBack: 9, now: start + .seconds(17))  // no progress since
+        #expect(!retry.waits(othersOpen: true, deadline: .seconds(10), now: start + .seconds(18)))
+        #expect(!retry.waits(othersOpen: false, deadline: .seconds(10), now: start + .seconds(2)))
+    }
+
     @Test("back-off: 25 ms doubling to 1 s, spread by half either way")
     func backOff() {
         var retry = OpenRetry(refused)
