@@ -50,7 +50,7 @@ struct ConvergenceTests {
         #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected (seed \(run.seed))")
     }
 
-    @Test("the same, across a server restart under load: writes under way fail and are reported, and every handle converges after it",
+    @Test("the same, across a server restart under load: writes under way fail and are reported (those not yet sent wait up to a second for the server), and every handle converges after it",
           arguments: sources)
     func convergenceAcrossRestart(through source: ChangeSource) async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/convergence-restart-\(UInt32.random(in: 0...UInt32.max))"
@@ -77,7 +77,8 @@ struct ConvergenceTests {
         let again = restarted.withLock { $0 }
         try await (again ?? server).stop()
         #expect(again != nil, "the server did not restart")
-        #expect(reports.contains { $0.savesFailed > 0 }, "no write was under way when the server stopped")
+        // Not required: writes not yet sent try to connect for a second, and often get through
+        // a quick restart (the summary line counts those that failed).
         #expect(reports.contains { $0.feedReconnects > 0 }, "no change feed reconnected")
     }
 
