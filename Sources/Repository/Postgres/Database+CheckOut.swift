@@ -54,6 +54,7 @@ extension Database {
                           -> (PoolState.CheckOut, [PoolState.Resumption])) async throws -> Connection? {
         let id = pool.withLock { state in state.nextWaiterID += 1; return state.nextWaiterID }
         // Started once the task is queued: a timer that fired before would find no one to give a slot.
+        // Its own lock, taken alone (never while the pool's is held).
         let retrying = Locked<Task<Void, Never>?>(nil)
         defer { retrying.withLock { $0?.cancel() } }
         return try await withTaskCancellationHandler {
@@ -66,6 +67,9 @@ extension Database {
                 case .fail(let error): continuation.resume(throwing: error ?? CancellationError())
                 case .wait:
                     guard let backOff else { break }
+                    // A loose task, not a transition: the back-off must run while this task is
+                    // suspended. It takes only the pool's lock, with no other lock held, and is
+                    // cancelled when `turn` returns (the `defer` above).
                     let timer = Task { [pool, maximumConnections] in
                         // Again while another task is opening one, each wait twice as long, to 1 s.
                         var wait = backOff
