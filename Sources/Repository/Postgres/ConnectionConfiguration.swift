@@ -16,7 +16,8 @@ public struct ConnectionConfiguration: Sendable {
 
     /// The `application_name` reported to the server, unless the connection string sets one.
     public var applicationName: String = "swift-repository"
-    /// Seconds to wait for a connection before giving up, unless the connection string sets it.
+    /// Seconds to wait for a connection before giving up, unless the connection string sets
+    /// `connect_timeout` (see ``connectTimeoutInEffect``).
     public var connectTimeout: Int = 10
     /// How long sent data may stay unacknowledged before a TCP connection counts as dead
     /// (`tcp_user_timeout`); with the keep-alives (after 10 s idle, every 5 s, 3 probes) a
@@ -72,6 +73,17 @@ public struct ConnectionConfiguration: Sendable {
         self.connectionString = ""
         self.redactor = SecretRedactor()
         self.overrides = parameters
+    }
+
+    /// The seconds libpq waits for a connection, which also bound how long the pool waits for
+    /// one (see ``Database``): a positive `connect_timeout` set by the connection string (or an
+    /// override), 2 at the least as libpq counts it; otherwise ``connectTimeout``. A
+    /// `connect_timeout` of 0 lets libpq wait without bound, but not the pool: it waits for
+    /// ``connectTimeout`` then.
+    public var connectTimeoutInEffect: Int {
+        let given = overrides.last { $0.key == "connect_timeout" }?.value ?? parsed(connectionString)["connect_timeout"]
+        guard let seconds = given.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }), seconds > 0 else { return connectTimeout }
+        return max(seconds, 2)
     }
 
     /// The database this configuration names, if it names one (libpq's default is the user's name).
@@ -155,7 +167,13 @@ extension ConnectionConfiguration: CustomStringConvertible, CustomDebugStringCon
     public var customMirror: Mirror { Mirror(self, children: ["target": description]) }
 
     private func described(_ string: String) -> (user: String?, host: String?, port: String?, database: String?) {
-        guard let options = PQconninfoParse(string, nil) else { return (nil, nil, nil, nil) }
+        let fields = parsed(string)
+        return (fields["user"], fields["host"] ?? fields["hostaddr"], fields["port"], fields["dbname"])
+    }
+
+    /// The keywords a connection string sets, as libpq reads it (empty when it does not parse).
+    fileprivate func parsed(_ string: String) -> [String: String] {
+        guard let options = PQconninfoParse(string, nil) else { return [:] }
         defer { PQconninfoFree(options) }
         var fields: [String: String] = [:]
         var option = options
@@ -163,6 +181,6 @@ extension ConnectionConfiguration: CustomStringConvertible, CustomDebugStringCon
             if let value = option.pointee.val { fields[String(cString: keyword)] = String(cString: value) }
             option += 1
         }
-        return (fields["user"], fields["host"] ?? fields["hostaddr"], fields["port"], fields["dbname"])
+        return fields
     }
 }

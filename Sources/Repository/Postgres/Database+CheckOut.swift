@@ -26,7 +26,7 @@ extension Database {
             metrics.waitTime.recordSince(start)
             recordPool()
         }
-        let (limit, deadline) = (maximumConnections, Duration.seconds(configuration.connectTimeout))
+        let (limit, deadline) = (maximumConnections, Duration.seconds(configuration.connectTimeoutInEffect))
         var retry: OpenRetry?
         while true {
             let granted = try await turn(retryAfter: retry?.backOff) { state, id, continuation in

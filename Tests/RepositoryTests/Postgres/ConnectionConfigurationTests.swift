@@ -15,6 +15,21 @@ struct ConnectionConfigurationTests {
         }
     }
 
+    @Test("the connect timeout in effect: the connection string's connect_timeout (2 at the least, as libpq counts it), else the property")
+    func connectTimeoutInEffect() throws {
+        var configuration = try ConnectionConfiguration(url: "postgres://ada@db.example/books?connect_timeout=3")
+        configuration.connectTimeout = 30
+        #expect(configuration.connectTimeoutInEffect == 3)
+        #expect(try ConnectionConfiguration(conninfo: "host=/tmp connect_timeout=1").connectTimeoutInEffect == 2)
+        var unbounded = try ConnectionConfiguration(conninfo: "host=/tmp connect_timeout=0")
+        unbounded.connectTimeout = 7
+        #expect(unbounded.connectTimeoutInEffect == 7, "libpq's 'wait forever' does not make the pool wait forever")
+        var plain = try ConnectionConfiguration(conninfo: "host=/tmp dbname=app")
+        plain.connectTimeout = 4
+        #expect(plain.connectTimeoutInEffect == 4)
+        #expect(plain.user("other").connectTimeoutInEffect == 4)
+    }
+
     @Test("a unix socket directory is a host query item")
     func unixSocket() throws {
         let configuration = try ConnectionConfiguration(url: "postgresql:///app?host=/var/run/postgresql&user=me")
