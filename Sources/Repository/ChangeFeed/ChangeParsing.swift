@@ -25,7 +25,11 @@ struct ChangeBatch {
     /// The most a payload may hold: PostgreSQL's own limit is 8000 bytes.
     static let maximumPayload = 8000
 
+    /// How many payloads were added.
+    private(set) var payloads = 0
+
     mutating func add(payload: String) {
+        payloads += 1
         awaitsMore = false
         guard payload.utf8.count <= Self.maximumPayload else {
             return ignored.append((String(payload.prefix(200)), "longer than \(Self.maximumPayload) bytes"))

@@ -33,11 +33,16 @@ final class ListenSession: FeedSession {
             var batch = ChangeBatch()
             drain(pg, into: &batch)
             // A statement's announcement comes in parts, sent back to back at commit: wait for
-            // the rest (briefly: a forged "more" only delays), so the statement is one batch.
-            let deadline = ContinuousClock.now + .seconds(1)
+            // the rest, so the statement is one batch: up to a second after the last part, and
+            // 10 s in all (a loaded server may take longer than a second to send a long
+            // statement's parts; forged "more" parts only delay, and only that long).
+            let start = ContinuousClock.now
+            var deadline = start + .seconds(1)
             while batch.awaitsMore, ContinuousClock.now < deadline, waitReadable(pg, until: deadline) {
                 guard PQconsumeInput(pg) != 0 else { break }
+                let before = batch.payloads
                 drain(pg, into: &batch)
+                if batch.payloads > before { deadline = min(ContinuousClock.now + .seconds(1), start + .seconds(10)) }
             }
             guard !batch.isEmpty else { return true }
             for (payload, reason) in batch.ignored { output.ignored(payload, reason) }

@@ -37,19 +37,24 @@ struct LocalServerFaultTests {
           .enabled(if: ProcessInfo.processInfo.environment["WATCHDOG_CHILD_REPORT"] == nil))
     func killedOwner() async throws {
         let report = FileManager.default.temporaryDirectory.path + "/watchdog-\(UInt32.random(in: 0...UInt32.max))"
-        defer { try? FileManager.default.removeItem(atPath: report) }
+        let output = report + ".out"
+        defer { try? FileManager.default.removeItem(atPath: report); try? FileManager.default.removeItem(atPath: output) }
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         child.arguments = ["--testing-library", "swift-testing", "--filter", "watchdogChild"]
         child.environment = ProcessInfo.processInfo.environment.merging(["WATCHDOG_CHILD_REPORT": report]) { $1 }
-        child.standardOutput = FileHandle.nullDevice
-        child.standardError = FileHandle.nullDevice
+        // Kept, to say why should the child end before it is killed.
+        let childOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        defer { try? childOutput.close() }
+        child.standardOutput = childOutput
+        child.standardError = childOutput
         try child.run()
         #expect(try await eventually(timeout: .seconds(60)) { FileManager.default.fileExists(atPath: report) })
         let fields = try String(contentsOfFile: report, encoding: .utf8).split(separator: " ")
         let serverPID = try #require(Int32(fields[0]))
         let directory = String(fields[1])
-        #expect(kill(serverPID, 0) == 0)
+        #expect(kill(serverPID, 0) == 0, "the server was gone before its owner was killed; the owner \(child.isRunning ? "runs" : "ended (status \(child.terminationStatus))") and wrote: \((try? String(contentsOfFile: output, encoding: .utf8))?.suffix(3000) ?? "")")
 
         kill(child.processIdentifier, SIGKILL)
         #expect(try await eventually(timeout: .seconds(30)) { kill(serverPID, 0) == -1 && errno == ESRCH })
