@@ -219,6 +219,8 @@ extension LiveRepository: ChangeFeedReader {
         // the replication stream, so that each list shows its rows as its query found them.
         let readByQueries = notifyQueries(of: changes)
         let changes = readByQueries.isEmpty ? changes : changes.map { readByQueries.contains($0.table) ? $0.withoutRow : $0 }
+        // A truncated table's stores read themselves: a query run again tells none of them its row is gone.
+        let givenByQueries = readByQueries.subtracting(changes.lazy.filter { $0.operation == .truncate }.map(\.table))
         // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker as its
         // stale stores are found, a part at a time, so the first rows are re-read while the
         // feed finds the rest — and it goes on receiving while they are.
@@ -227,7 +229,7 @@ extension LiveRepository: ChangeFeedReader {
         for start in stride(from: 0, to: changes.count, by: Self.staleScanPart) {
             let part = changes[start..<min(start + Self.staleScanPart, changes.count)]
             let found = staleStores(for: Array(part))
-            stale += readByQueries.isEmpty ? found : found.filter { $0.storeKey.isAggregate || !readByQueries.contains($0.tableName) }
+            stale += givenByQueries.isEmpty ? found : found.filter { $0.storeKey.isAggregate || !givenByQueries.contains($0.tableName) }
             if stale.count > Self.feedThreadRefreshLimit {
                 scheduleRefresh(stale)
                 (stale, handedOver) = ([], true)

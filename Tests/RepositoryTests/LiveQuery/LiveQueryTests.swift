@@ -49,6 +49,22 @@ struct LiveQueryTests {
         subscription.cancel()
     }
 
+    @Test("a TRUNCATE by psql empties the query and marks every live handle of the table deleted: rows the query holds, and rows it does not")
+    func truncate() async throws {
+        try await database.query("INSERT INTO contacts (id, name, email) VALUES (5, 'Nobody', NULL)")
+        let people = try await byName("email IS NOT NULL")
+        let held = try await repository.read(Contact.self, id: 2)
+        let outside = try await repository.read(Contact.self, id: 5)  // no match: the query does not hold it
+        let element = people[id: 1]
+        #expect(!people.value.isEmpty && held.liveState == .live && outside.liveState == .live)
+
+        try await psql("TRUNCATE contacts", database: database)
+        #expect(try await eventually { people.value.isEmpty })
+        #expect(try await eventually { held.liveState == .deleted && outside.liveState == .deleted },
+                "\(String(describing: held.liveState)) \(String(describing: outside.liveState))")
+        #expect(element.value == nil)  // an element handle becomes nil when its row goes
+    }
+
     @Test("an element handle writes through, follows its row when the order changes, and becomes nil when the row goes")
     func elementHandles() async throws {
         let people = try await byName()
