@@ -170,8 +170,11 @@ public final class LiveRepository: Sendable {
     }
 
     /// A live handle onto the row of `R` whose id is `id`.
-    /// - Throws: ``LiveRecordError/notFound(table:key:)`` when there is no such row, or the
-    ///   ``PostgresError``/``ColumnDecodingError`` of reading it.
+    /// - Throws: ``LiveRecordError/notFound(table:key:)`` when there is no such row; a
+    ///   ``PostgresError`` when this repository does not learn the table's changes (not enabled
+    ///   with ``LiveSchema/enable(_:on:)``, or not published with
+    ///   ``LiveSchema/publish(_:on:publication:)`` when it follows logical replication), since the
+    ///   value would never follow other processes; or the ``PostgresError``/``ColumnDecodingError`` of reading it.
     public func read<R: Record>(_ type: R.Type = R.self, id: R.ID) async throws -> Var<R> {
         let table = try await table(for: R.self)
         guard let store = try await stores(table, ids: [id]).first else {
@@ -267,6 +270,7 @@ public final class LiveRepository: Sendable {
     func table<R: Record>(for _: R.Type) async throws -> RecordTable<R> {
         if let known = tables.withLock({ $0[ObjectIdentifier(R.self)] }) as? RecordTable<R> { return known }
         let resolved = try await RecordTable<R>.resolve(database, reads: reads)
+        try await refuseUnfollowed(resolved)
         tables.withLock { $0[ObjectIdentifier(R.self)] = resolved }
         return resolved
     }

@@ -36,7 +36,8 @@ public protocol Record: Codable, Identifiable, Sendable where ID: Codable & Hash
     static var tableName: String { get }
     /// How property names become column names.
     static var columnNaming: ColumnNaming { get }
-    /// The key columns of a table without a primary key (nil, the default: the primary key's).
+    /// The key columns, named yourself (nil, the default: the table's primary key). A live
+    /// value's table must be enabled or published, which needs a primary key.
     static var primaryKey: [String]? { get }
 }
 

@@ -78,22 +78,12 @@ extension LiveRepository {
         }
         let relations = nodes.relations.filter { !["pg_catalog", "information_schema"].contains($0.schema) }
             .map { SQLIdentifier.quoted($0.schema) + "." + SQLIdentifier.quoted($0.name) } + named
-        let rows = try await database.query("""
-            SELECT n.nspname || '.' || c.relname, EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'live_announce_update')
-            FROM unnest($1::text[]) AS r(name)
-            JOIN pg_class c ON c.oid = coalesce(pg_partition_root(r.name::regclass), r.name::regclass)
-            JOIN pg_namespace n ON n.oid = c.relnamespace
-            """, [SQLValue.text(ArrayLiteral.string(from: relations.map(SQLValue.text)))])
-        var followed: Set<String> = [], silent: [String] = []
-        for row in rows {
-            let name = try row.decode(String.self, at: 0)
-            followed.insert(name)
-            if try !row.decode(Bool.self, at: 1) { silent.append(name) }
-        }
+        let checked = try await FollowedTables.check(relations, source: feed.source, on: database)
+        let silent = checked.filter { !$0.followed }.map(\.name)
         guard silent.isEmpty else {
-            throw PostgresError(.invalidStatement, "a live query reads \(Set(silent).sorted().joined(separator: ", ")), whose changes are not announced: enable with LiveSchema.enable")
+            throw PostgresError(.invalidStatement, "a live query reads " + FollowedTables.remedy(silent, source: feed.source))
         }
-        return followed
+        return Set(checked.map(\.name))
     }
 }
 

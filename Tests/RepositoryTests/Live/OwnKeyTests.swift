@@ -36,6 +36,42 @@ struct OwnKeyTests {
         try await database.query("SELECT role FROM members WHERE project_id = $1 AND user_id = $2", [project, user]).first?.decode(String.self, at: 0)
     }
 
+    struct Silent: Record, Equatable {
+        static let tableName = "silent"
+        var id: Int64
+        var name: String
+    }
+
+    @Test("a table whose changes the repository does not learn is refused in one line naming the remedy: read, readAll, an aggregate, through notifications and through logical replication")
+    func unfollowedTable() async throws {
+        try await database.query("CREATE TABLE silent (id bigint PRIMARY KEY, name text NOT NULL)")
+        try await database.query("INSERT INTO silent VALUES (1, 'quiet')")
+        let notEnabled = await Result { try await repository.read(Silent.self, id: 1) }
+        #expect(notEnabled.failure.map { "\($0)".contains("public.silent, whose changes are not announced: enable with LiveSchema.enable") } == true,
+                "\(notEnabled)")
+        #expect(await Result { try await repository.readAll(Silent.self) }.failure != nil)
+        try await LiveSchema.enable("silent", on: database)
+        let other = LiveRepository(database)  // a table is looked up once per repository
+        #expect(try await other.read(Silent.self, id: 1).value.name == "quiet")
+        other.close()
+
+        // Through logical replication, what counts is the publication.
+        let replicated = LiveRepository(database, changes: .logicalReplication(publication: "own_key_tests"))
+        let notPublished = await Result { try await replicated.read(Account.self, id: "ada") }
+        #expect(notPublished.failure.map { "\($0)".contains("public.accounts, not in the publication own_key_tests") } == true, "\(notPublished)")
+        try await LiveSchema.publish("accounts", on: database, publication: "own_key_tests")
+        let published = LiveRepository(database, changes: .logicalReplication(publication: "own_key_tests"))
+        #expect(try await published.read(Account.self, id: "ada").value.name == "Ada")
+        // A live query over any SELECT counts the publication too: a published table needs no triggers.
+        try await database.query("CREATE TABLE published_only (id bigint PRIMARY KEY, name text NOT NULL)")
+        try await LiveSchema.publish("published_only", on: database, publication: "own_key_tests")
+        #expect(try await published.readAll(Silent.self, sql: "SELECT * FROM published_only").value.isEmpty)
+        let unannounced = await Result { try await repository.readAll(Silent.self, sql: "SELECT * FROM published_only") }
+        #expect(unannounced.failure.map { "\($0)".contains("whose changes are not announced") } == true, "\(unannounced)")
+        await replicated.shutdown()
+        await published.shutdown()
+    }
+
     @Test("a text key named user_id: read, write, merge over another writer, follow psql, deletion, a key edit refused")
     func textKey() async throws {
         let ada = try await repository.read(Account.self, id: "ada")
