@@ -11,7 +11,8 @@ struct MigrateCommand: AsyncParsableCommand {
             Migrations are files named NNNN_name.sql or YYYYMMDDHHMMSS_name.sql (.sql in any case) \
             with a `-- migrate:up` section and an optional `-- migrate:down` section (empty: a \
             rollback that does nothing); golang-migrate's and sqlx's NNNN_name.up.sql and \
-            .down.sql, and Flyway's V2__name.sql, V2.1__name.sql and U2__name.sql, are read as \
+            .down.sql, sqlx's simple NNNN_name.sql of plain SQL (no file with a marker: up only), \
+            and Flyway's V2__name.sql, V2.1__name.sql and U2__name.sql, are read as \
             they are (one layout per directory). Each migration \
             and its history row commit together; an advisory lock keeps concurrent runs apart. \
             Files that would break that — a NUL byte, COMMIT or ROLLBACK in a section that runs in a \

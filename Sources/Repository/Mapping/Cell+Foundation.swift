@@ -32,8 +32,9 @@ extension Cell {
         return Data(bytes)
     }
 
-    /// A `numeric` exactly (`NaN` is `Decimal.nan`; more significant digits than a `Decimal`
-    /// holds — 38 — is an error, never a rounded value), an integer, a float, or `money`.
+    /// A `numeric` exactly (`NaN` is `Decimal.nan`; a value whose significant digits do not fit
+    /// a `Decimal`'s 128-bit mantissa — 38 always do, 39 sometimes — is an error, never a rounded
+    /// value), an integer, a float, or `money`.
     func decodeDecimal() throws -> Decimal {
         let text: String
         switch type {
@@ -49,7 +50,7 @@ extension Cell {
         }
         guard let exact = DecimalValue(text), exact == DecimalValue(value.description) else {
             let digits = DecimalValue(text)?.significantDigits ?? 0
-            throw error(Decimal.self, .invalidData("\(text.count > 60 ? String(text.prefix(57)) + "..." : text) has \(digits) significant digits; a Decimal holds 38 — read it as String"))
+            throw error(Decimal.self, .invalidData("\(text.count > 60 ? String(text.prefix(57)) + "..." : text) has \(digits) significant digits, more than a Decimal holds exactly (38 always fit) — read it as String"))
         }
         return value
     }

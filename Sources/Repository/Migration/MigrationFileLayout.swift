@@ -9,6 +9,10 @@ public enum MigrationFileLayout: String, Sendable, Hashable, CaseIterable {
     /// Flyway's: `V7__add_email.sql`, dotted versions (`V7.1__…`, `V7_1__…`), and
     /// `U7__add_email.sql` to undo one. Each file is one section.
     case flyway
+    /// sqlx's simple migrations (`sqlx migrate add` without `-r`): `20240229134506_add_email.sql`
+    /// holding plain SQL, with no `-- migrate:` marker in any file of the directory. Each file
+    /// is an up section; none can be rolled back.
+    case plainFiles
 
     /// The layout in words, with an example file name.
     public var summary: String {
@@ -16,6 +20,7 @@ public enum MigrationFileLayout: String, Sendable, Hashable, CaseIterable {
         case .dbmate: "dbmate's (0001_name.sql with -- migrate:up and -- migrate:down sections)"
         case .upDownFiles: "golang-migrate's and sqlx's (0001_name.up.sql and 0001_name.down.sql)"
         case .flyway: "Flyway's (V1__name.sql, U1__name.sql)"
+        case .plainFiles: "sqlx's simple ones (0001_name.sql holding plain SQL, no -- migrate: markers)"
         }
     }
 }

@@ -35,7 +35,17 @@ struct MigrationFiles {
         layout = layouts.first?.0
         let path = { (name: String) in (directory as NSString).appendingPathComponent(name) }
         if layout == .dbmate {
-            migrations = try files.map { try Migration(fileName: $0.name, path: path($0.name), contents: try FileProblem.readText(path($0.name))) }
+            let contents = try files.map { try FileProblem.readText(path($0.name)) }
+            // No file with a -- migrate:up marker: sqlx's simple files, each an up section.
+            guard contents.contains(where: MigrationSections.hasUpMarker) else {
+                layout = .plainFiles
+                migrations = try zip(files, contents).map { file, text in
+                    Migration(version: file.parsed.version, name: file.parsed.name, up: try MigrationSections.whole(text, file: path(file.name)),
+                              down: nil, source: path(file.name), downSource: path(file.name), sectionsAreWholeFiles: true)
+                }
+                return
+            }
+            migrations = try zip(files, contents).map { try Migration(fileName: $0.name, path: path($0.name), contents: $1) }
             return
         }
         // One file per half: pair them by version.

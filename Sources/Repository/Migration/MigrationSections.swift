@@ -54,6 +54,13 @@ struct MigrationSections {
         self.down = section("down")
     }
 
+    /// Whether `contents` has a `-- migrate:up` marker line (dbmate's layout).
+    static func hasUpMarker(_ contents: String) -> Bool {
+        contents.split(whereSeparator: \.isNewline).contains { line in
+            line.drop { $0 == " " || $0 == "\t" }.hasPrefix("-- migrate:up")
+        }
+    }
+
     /// The whole file is one section (golang-migrate's, sqlx's and Flyway's layouts); a first
     /// line `-- no-transaction` (sqlx's directive) runs it outside a transaction.
     static func whole(_ contents: String, file: String) throws -> Section {

@@ -3,7 +3,8 @@ public import Foundation
 extension Migrator {
     /// Creates the next migration in `directory`, in the directory's layout, and returns its
     /// path (the up file's, when the layout has two): dbmate's one file with empty up and down
-    /// sections, golang-migrate's and sqlx's `.up.sql` and `.down.sql`, or Flyway's
+    /// sections, golang-migrate's and sqlx's `.up.sql` and `.down.sql`, sqlx's simple file with
+    /// no markers (where the directory's files have none), or Flyway's
     /// `V<next>__name.sql`. Versions continue the directory's style: sequence numbers
     /// (`0008_…`), or UTC timestamps (`20240229134506_…`) when the files use them.
     public static func createFile(named name: String, in directory: String, now: Date = Date()) throws -> String {
@@ -13,7 +14,12 @@ extension Migrator {
         let existing = try FileManager.default.contentsOfDirectory(atPath: directory).compactMap { file in
             Migration.isSQLFile(file) ? (try? MigrationFileName(file)).map { (file, $0) } : nil
         }
-        let layout = existing.first?.1.layout ?? .dbmate
+        var layout = existing.first?.1.layout ?? .dbmate
+        let path = { (name: String) in (directory as NSString).appendingPathComponent(name) }
+        if layout == .dbmate, !existing.isEmpty,
+           !existing.contains(where: { (try? FileProblem.readText(path($0.0))).map(MigrationSections.hasUpMarker) ?? true }) {
+            layout = .plainFiles
+        }
         let files: [(name: String, contents: String)]
         if layout == .flyway {
             let next = (existing.map { $0.1.version.parts[0] }.max() ?? 0) + 1
@@ -31,11 +37,13 @@ extension Migrator {
                 let width = max(layout == .dbmate ? 4 : 6, numbered.map(\.digits).max() ?? 0)
                 version = String(repeating: "0", count: max(0, width - String(next).count)) + String(next)
             }
-            files = layout == .dbmate
-                ? [("\(version)_\(slug).sql", "-- migrate:up\n\n\n-- migrate:down\n\n")]
-                : [("\(version)_\(slug).up.sql", "\n"), ("\(version)_\(slug).down.sql", "\n")]
+            files = switch layout {
+            case .dbmate: [("\(version)_\(slug).sql", "-- migrate:up\n\n\n-- migrate:down\n\n")]
+            case .plainFiles: [("\(version)_\(slug).sql", "\n")]
+            case .upDownFiles, .flyway: [("\(version)_\(slug).up.sql", "\n"), ("\(version)_\(slug).down.sql", "\n")]
+            }
         }
-        let paths = files.map { (directory as NSString).appendingPathComponent($0.name) }
+        let paths = files.map { path($0.name) }
         if let taken = paths.first(where: FileManager.default.fileExists(atPath:)) {
             throw MigrationError(.invalidRequest, "\(taken) already exists")
         }

@@ -179,7 +179,7 @@ struct LiveColumnTypesTests {
         let row = try await database.query("SELECT id, precise FROM every_type WHERE id = 1")[0]
         let error = #expect(throws: ColumnDecodingError.self) { try row.decode(Precise.self) }
         #expect(error?.column == "precise")
-        #expect(error?.description.contains("50 significant digits; a Decimal holds 38") == true)
+        #expect(error?.description.contains("50 significant digits, more than a Decimal holds exactly") == true)
         let live = await #expect(throws: ColumnDecodingError.self) { try await repository.read(Precise.self, id: 1) }
         #expect(live?.column == "precise")
         #expect(try row.decode(String.self, column: "precise") == Self.precise)

@@ -42,6 +42,37 @@ struct AdoptTests {
         await #expect(throws: MigrationError.self) { try await migrator.adopt(database) }  // once only
     }
 
+    @Test("sqlx's simple files (plain SQL, no markers, no down): read as up sections, adopted, the pending one applied, a new file plain, a rollback refused")
+    func sqlxSimpleFiles() async throws {
+        let project = try await OtherToolProject.make(.sqlx, database: database)
+        defer { project.root.remove() }
+        // The same migrations as `sqlx migrate add` writes them without -r: one plain file each.
+        let directory = project.migrations
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            try FileManager.default.removeItem(atPath: directory + "/" + file)
+        }
+        for (step, version) in zip(OtherToolProject.steps, project.applied + [project.pending]) {
+            try project.root.write("db/migrations/\(version)_\(step.name).sql", "-- \(step.name)\n\(step.up)\n")
+        }
+        let migrator = try Migrator(directory: directory)
+        #expect(migrator.layout == .plainFiles)
+        #expect(migrator.migrations.map(\.name) == OtherToolProject.steps.map(\.name))
+        let adoption = try await migrator.adopt(database)
+        #expect(adoption.tool == .sqlx && adoption.versions == project.applied)
+        #expect(try await migrator.migrate(database).map(\.version) == [project.pending])
+        #expect(try await database.tableExists("players"))
+        let rollback = await #expect(throws: MigrationError.self) { try await migrator.rollback(database) }
+        #expect(rollback?.message.contains("\(project.pending)_create_players.sql") == true, "\(rollback?.message ?? "")")
+
+        let created = try Migrator.createFile(named: "add coach", in: directory)
+        #expect(try String(contentsOfFile: created, encoding: .utf8) == "\n", "a plain file, as the others")
+        #expect(try Migrator(directory: directory).layout == .plainFiles)
+        // A marker in one file makes it dbmate's layout, where a file without one is an error.
+        try project.root.write("db/migrations/\(project.pending)_create_players.sql", "-- migrate:up\nSELECT 1;\n")
+        let mixed = #expect(throws: MigrationError.self) { try Migrator(directory: directory) }
+        #expect(mixed?.message.contains("SQL before the -- migrate:up marker") == true, "\(mixed?.message ?? "")")
+    }
+
     @Test("a dirty golang-migrate table is refused, naming the version; nothing changes")
     func dirty() async throws {
         let project = try await OtherToolProject.make(.golangMigrate, database: database)
