@@ -7,8 +7,9 @@ import Foundation
 final class FeedConnection {
     let pg: OpaquePointer
     private let redact: @Sendable (String) -> String
-    /// Statements prepared on this connection.
+    /// Statements prepared on this connection, and how many names were given out.
     private var prepared: [String: String] = [:]
+    private var namesGiven = 0
     /// The database's types not known here by OID (the pool's, when a live repository listens).
     private let types: TypeCatalog
 
@@ -70,17 +71,29 @@ final class FeedConnection {
 
     private func prepared(_ sql: String, _ values: [SQLValue], deadline: Duration) throws -> QueryResult {
         let bound = try BoundParameters(values, statement: sql)
-        let name = try preparedName(sql, deadline: deadline)
-        return try run(sql, deadline: deadline) { pg in
-            bound.withPointers { count, values, lengths, formats in
-                PQsendQueryPrepared(pg, name, count, values, lengths, formats, 1)
+        let execute = { (name: String) in
+            try self.run(sql, deadline: deadline) { pg in
+                bound.withPointers { count, values, lengths, formats in
+                    PQsendQueryPrepared(pg, name, count, values, lengths, formats, 1)
+                }
             }
+        }
+        let name = try preparedName(sql, deadline: deadline)
+        do {
+            return try execute(name)
+        } catch let error as PostgresError where PreparedStatements.isStale(error) && PQtransactionStatus(pg) == PQTRANS_IDLE {
+            // The table changed under the statement (`SELECT *` after ALTER TABLE … ADD COLUMN):
+            // prepared again, once, as the pool's connections do. Nothing was applied.
+            prepared[sql] = nil
+            _ = try? run("DEALLOCATE \(name)", deadline: deadline) { PQsendQuery($0, "DEALLOCATE \(name)") }
+            return try execute(try preparedName(sql, deadline: deadline))
         }
     }
 
     private func preparedName(_ sql: String, deadline: Duration) throws -> String {
         if let name = prepared[sql] { return name }
-        let name = "feed\(prepared.count + 1)"
+        namesGiven += 1
+        let name = "feed\(namesGiven)"
         _ = try run(sql, deadline: deadline) { PQsendPrepare($0, name, sql, 0, nil) }
         prepared[sql] = name
         return name

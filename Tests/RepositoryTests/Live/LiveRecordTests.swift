@@ -223,6 +223,20 @@ struct LiveRecordTests {
         #expect(try await eventually { contact.value.version == 7 })
     }
 
+    @Test("a column added by another process: the next change still reaches the handle, with no failed re-read reported (the feed prepares its statement again)")
+    func columnAdded() async throws {
+        let errors = ErrorLog(repository)
+        let contact = try await repository.read(Contact.self, id: 1)
+        try await psql("UPDATE contacts SET name = 'before' WHERE id = 1", database: database)
+        #expect(try await eventually { contact.value.name == "before" })  // the feed's re-read is prepared now
+        try await psql("ALTER TABLE contacts ADD COLUMN extra text NOT NULL DEFAULT 'x'", database: database)
+        for name in ["after", "and after"] {
+            try await psql("UPDATE contacts SET name = '\(name)' WHERE id = 1", database: database)
+            #expect(try await eventually { contact.value.name == name })
+        }
+        #expect(errors.errors.all.isEmpty, "\(errors.errors.all)")
+    }
+
     @Test("a server restart: the handle converges to a change committed after it")
     func serverRestart() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/live-restart-\(UInt32.random(in: 0...UInt32.max))"
