@@ -36,8 +36,8 @@ struct MigrationFiles {
         let path = { (name: String) in (directory as NSString).appendingPathComponent(name) }
         if layout == .dbmate {
             let contents = try files.map { try FileProblem.readText(path($0.name)) }
-            // No file with a -- migrate:up marker: sqlx's simple files, each an up section.
-            guard contents.contains(where: MigrationSections.hasUpMarker) else {
+            // No file with a -- migrate: marker: sqlx's simple files, each an up section.
+            guard contents.contains(where: MigrationSections.hasMarker) else {
                 layout = .plainFiles
                 migrations = try zip(files, contents).map { file, text in
                     Migration(version: file.parsed.version, name: file.parsed.name, up: try MigrationSections.whole(text, file: path(file.name)),

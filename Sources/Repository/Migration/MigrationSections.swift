@@ -54,10 +54,16 @@ struct MigrationSections {
         self.down = section("down")
     }
 
-    /// Whether `contents` has a `-- migrate:up` marker line (dbmate's layout).
-    static func hasUpMarker(_ contents: String) -> Bool {
+    /// Whether `contents` has a line that looks like a section marker — dbmate's `-- migrate:`
+    /// (with any blanks after the dashes, or none, as dbmate reads them), goose's `-- +goose`,
+    /// sql-migrate's `-- +migrate` — so that a file with sections is never taken for plain SQL,
+    /// which would run its down section too.
+    static func hasMarker(_ contents: String) -> Bool {
         contents.split(whereSeparator: \.isNewline).contains { line in
-            line.drop { $0 == " " || $0 == "\t" }.hasPrefix("-- migrate:up")
+            let text = line.drop { $0 == " " || $0 == "\t" }
+            guard text.hasPrefix("--") else { return false }
+            let comment = text.dropFirst(2).drop { $0 == " " || $0 == "\t" }
+            return comment.hasPrefix("migrate:") || comment.hasPrefix("+goose") || comment.hasPrefix("+migrate")
         }
     }
 

@@ -17,7 +17,7 @@ extension Migrator {
         var layout = existing.first?.1.layout ?? .dbmate
         let path = { (name: String) in (directory as NSString).appendingPathComponent(name) }
         if layout == .dbmate, !existing.isEmpty,
-           !existing.contains(where: { (try? FileProblem.readText(path($0.0))).map(MigrationSections.hasUpMarker) ?? true }) {
+           !existing.contains(where: { (try? FileProblem.readText(path($0.0))).map(MigrationSections.hasMarker) ?? true }) {
             layout = .plainFiles
         }
         let files: [(name: String, contents: String)]
