@@ -49,6 +49,34 @@ struct LiveQueryTests {
         subscription.cancel()
     }
 
+    struct Reading: Record, Equatable {
+        static let tableName = "readings"
+        var id: Int64
+        var d: Double
+    }
+
+    @Test("ordered by a double precision column holding NaN, ±Infinity and -0: the list keeps PostgreSQL's order (NaN above every number) as psql changes rows, ascending and descending")
+    func nanSortKeys() async throws {
+        try await database.query("CREATE TABLE readings (id bigint PRIMARY KEY, d float8 NOT NULL)")
+        try await database.query("INSERT INTO readings SELECT n, (ARRAY['NaN', '-Infinity', 'Infinity', '-0', '0', '1e-320', '-1', '3', '2.5'])[1 + n % 9]::float8 FROM generate_series(1, 30) AS n")
+        try await LiveSchema.enable("readings", on: database)
+        let ascending = try await repository.readAll(Reading.self, orderBy: [.ascending(\.d)])
+        let descending = try await repository.readAll(Reading.self, orderBy: [.descending(\.d)])
+        func sql(_ direction: String) async throws -> [Int64] {
+            // Ties (and -0 = 0) by id, as the live query breaks them.
+            try await database.query("SELECT id FROM readings ORDER BY d \(direction), id").map { try $0.decode(Int64.self, at: 0) }
+        }
+        #expect(try await ascending.value.map(\.id) == sql("ASC"))
+        #expect(try await descending.value.map(\.id) == sql("DESC"))
+        var random = SystemRandomNumberGenerator()
+        for step in 0..<12 {
+            let value = ["'NaN'", "'-Infinity'", "'Infinity'", "'-0'", "0", "-2", "7", "1.5"].randomElement(using: &random)!
+            try await psql("UPDATE readings SET d = \(value) WHERE id % 7 = \(step % 7)", database: database)
+            let (up, down) = (try await sql("ASC"), try await sql("DESC"))
+            #expect(try await eventually { ascending.value.map(\.id) == up && descending.value.map(\.id) == down }, "step \(step): \(value)")
+        }
+    }
+
     @Test("a TRUNCATE by psql empties the query and marks every live handle of the table deleted: rows the query holds, and rows it does not")
     func truncate() async throws {
         try await database.query("INSERT INTO contacts (id, name, email) VALUES (5, 'Nobody', NULL)")
