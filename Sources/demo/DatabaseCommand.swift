@@ -10,10 +10,16 @@ struct DatabaseCommand: AsyncParsableCommand {
 
     struct URL: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print a connection string for the demo's database (starting the local server if needed), for DATABASE_URL.")
+            abstract: "Print a connection string for the demo's database (starting the local server if needed), for DATABASE_URL; one set already is printed unless it holds a password.")
 
         func run() async throws {
-            if let url = ProcessInfo.processInfo.environment["DATABASE_URL"] { return print(url) }
+            if let url = ProcessInfo.processInfo.environment["DATABASE_URL"] {
+                // Passwords never appear in what demo prints: such a string stays where it is.
+                guard SecretRedactor(scanning: [url]).redact(url) == url else {
+                    throw DemoError("DATABASE_URL holds a password, which demo never prints: use DATABASE_URL itself")
+                }
+                return print(TerminalText.escaped(url))
+            }
             let server = try await LocalServer.start(.persistent(directory: DemoSession.localDirectory))
             print("host=\(conninfoQuoted(server.socketDirectory)) port=\(server.port) user=\(server.superuser) dbname=postgres")
         }

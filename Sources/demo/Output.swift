@@ -19,7 +19,25 @@ enum Output {
     static func encode(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "null"
+        guard let json = try? String(decoding: encoder.encode(value), as: UTF8.self) else { return "null" }
+        return escapingControls(json)
+    }
+
+    /// `json` with DEL, the C1 controls (a terminal may act on U+009B as on ESC [) and the
+    /// line and paragraph separators escaped too: JSONEncoder escapes only U+0000–U+001F. Such
+    /// characters stand only inside strings, so the JSON means the same.
+    static func escapingControls(_ json: String) -> String {
+        guard json.unicodeScalars.contains(where: needsEscape) else { return json }
+        var escaped = String.UnicodeScalarView()
+        for scalar in json.unicodeScalars {
+            guard needsEscape(scalar) else { escaped.append(scalar); continue }
+            escaped.append(contentsOf: String(format: "\\u%04x", scalar.value).unicodeScalars)
+        }
+        return String(escaped)
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
     /// One row per person; `marks` flags ids (a `*` in the first column).

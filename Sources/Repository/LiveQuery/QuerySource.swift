@@ -42,7 +42,8 @@ struct QueryPredicate: Sendable {
         if let condition, let problem = SQLStatements.expressionProblem(condition) {
             throw PostgresError(.invalidStatement, "the where: condition must be one SQL expression, but it has \(problem): \(TerminalText.escaped(condition, limit: 200))")
         }
-        self.condition = condition
+        // A condition that ends in a line comment would swallow what follows it in a statement.
+        self.condition = condition.map { $0.contains("--") ? $0 + "\n" : $0 }
         self.parameters = parameters
     }
 

@@ -75,9 +75,11 @@ enum SQLStatements {
             guard let bytes = buffer.baseAddress else { return nil }
             var lexer = SQLLexer(bytes, count: buffer.count)
             var depth = 0
+            var isEmpty = true
             while true {
-                switch lexer.next() {
-                case .end: return depth > 0 ? "an unclosed (" : nil
+                let token = lexer.next()
+                switch token {
+                case .end: return isEmpty ? "no expression at all" : depth > 0 ? "an unclosed (" : nil
                 case .unclosed: return "an unclosed \(lexer.unclosed)"
                 case .semicolon: return "a ;"
                 case .open: depth += 1
@@ -86,6 +88,7 @@ enum SQLStatements {
                     if depth < 0 { return "a ) without its (" }
                 case .word, .other: break
                 }
+                isEmpty = false
             }
         }
     }

@@ -49,6 +49,16 @@ struct LiveQueryTests {
         subscription.cancel()
     }
 
+    @Test("a condition ending in a line comment reads as written; an empty one is refused in one line")
+    func conditionComments() async throws {
+        let commented = try await byName("email IS NOT NULL -- the ones we can write to")
+        #expect(try await commented.value.map(\.id) == rerun("email IS NOT NULL"))
+        let people = try await byName("name = $1 -- ) ;", ["Ada"])
+        #expect(people.value.map(\.name) == ["Ada"])
+        let empty = await Result { try await byName("  -- nothing") }
+        #expect(empty.failure.map { "\($0)".contains("no expression at all") } == true, "\(empty)")
+    }
+
     struct Reading: Record, Equatable {
         static let tableName = "readings"
         var id: Int64

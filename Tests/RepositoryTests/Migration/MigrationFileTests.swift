@@ -96,5 +96,7 @@ struct MigrationFileTests {
         #expect(SQLStatements.expressionProblem("a) OR (b") == "a ) without its (")
         #expect(SQLStatements.expressionProblem("a; DROP TABLE t") == "a ;")
         #expect(SQLStatements.expressionProblem("(a) OR (b = ';' AND c = $1) -- ) ;") == nil)
+        #expect(SQLStatements.expressionProblem("") == "no expression at all")
+        #expect(SQLStatements.expressionProblem("  -- a comment\n /* and another */ ") == "no expression at all")
     }
 }

@@ -29,17 +29,19 @@ struct HostileTextTests {
         #expect(!"\(lines)".contains("\u{1B}"))
     }
 
-    @Test("demo prints names with ESC, BEL and CR escaped; --json stays exact JSON")
+    @Test("demo prints names with ESC, BEL, CR and C1 controls escaped; --json stays exact JSON, with every control escaped")
     func demoEscapes() async throws {
         let database = try await TestServer.makeDatabase()
         let demo = DemoProcess(environment: ["DATABASE_URL": try await TestServer.connectionString(database: database.name())])
-        let name = "Eve\r\u{1B}]0;pwned\u{07}X"
+        let name = "Eve\r\u{1B}]0;pwned\u{07}X\u{9B}2J\u{9D}0;t\u{9C}\u{7F}"
         let added = try demo.json(AddressBookKit.Person.self, "add", name, "--json")
         #expect(added.name == name)
         let list = try demo.run("list")
         #expect(!list.output.contains("\u{1B}") && !list.output.contains("\u{07}") && !list.output.contains("\r"))
         #expect(list.output.contains("Eve\\u{d}\\u{1b}]0;pwned\\u{7}X"), "\(list.output)")
         #expect(try demo.json([AddressBookKit.Person].self, "list", "--json").first?.name == name)
+        let raw = try demo.run("list", "--json").output
+        #expect(!raw.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || ($0.value < 0x20 && $0 != "\n") }, "\(raw.debugDescription)")
     }
 
     @Test("a watch survives a forged payload with ESC and a flood of 20,000: stderr stays escaped and short")

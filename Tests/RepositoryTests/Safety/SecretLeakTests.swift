@@ -73,11 +73,13 @@ struct SecretLeakTests {
         #expect(Self.leaks(in: seen).isEmpty, "\(shape): \(seen)")
     }
 
-    @Test("the same shapes through demo (DATABASE_URL) and migrate (--database-url, and a misplaced argument)", arguments: shapes)
+    @Test("the same shapes through demo (DATABASE_URL: list, db url, db status) and migrate (--database-url, and a misplaced argument)", arguments: shapes)
     func programs(shape: String) throws {
         let outputs = [
             try Self.run("demo", ["list"], environment: ["DATABASE_URL": shape]),
             try Self.run("demo", ["list", "--json"], environment: ["DATABASE_URL": shape]),
+            try Self.run("demo", ["db", "url"], environment: ["DATABASE_URL": shape]),
+            try Self.run("demo", ["db", "status", "--json"], environment: ["DATABASE_URL": shape]),
             try Self.run("migrate", ["status", "--database-url", shape], environment: [:]),
             try Self.run("migrate", ["baseline", "--", "1", "--database-url", shape], environment: [:]),
         ]
