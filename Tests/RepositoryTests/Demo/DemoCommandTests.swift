@@ -71,11 +71,11 @@ struct DemoCommandTests {
         defer { if watcher.exitStatusIfExited() == nil { kill(watcher.pid, SIGKILL); _ = watcher.wait() } }
         #expect(try await eventually(timeout: .seconds(30)) { lines.count >= 1 })  // the first view: it is live
 
-        #expect(try demo.run("rename", "\(ada.id)", "Ada Lovelace").status == 0)
+        try demo.succeeds("rename", "\(ada.id)", "Ada Lovelace")
         #expect(try await eventually { lines.all.contains { $0.contains("Ada Lovelace") && $0.contains("\"updated\":[\(ada.id)]") } })
         try await psql("UPDATE people SET name = 'Countess of Lovelace' WHERE id = \(ada.id)", database: database)
         #expect(try await eventually { lines.all.last?.contains("Countess of Lovelace") == true })
-        #expect(try demo.run("add", "Grace").status == 0)
+        try demo.succeeds("add", "Grace")
         #expect(try await eventually { lines.all.last?.contains("Grace") == true })
 
         kill(watcher.pid, SIGINT)
@@ -87,7 +87,7 @@ struct DemoCommandTests {
     @Test("watch follows a person deleted and inserted again by psql, in one transaction and in two, their version lower")
     func watchFollowsReinsertedRows() async throws {
         let ada = try demo.json(BookPerson.self, "add", "Ada", "--json")
-        for round in 1...3 { #expect(try demo.run("rename", "\(ada.id)", "Ada \(round)").status == 0) }
+        for round in 1...3 { try demo.succeeds("rename", "\(ada.id)", "Ada \(round)") }
         let (watcher, lines) = try demo.start("watch", "--json")
         defer { if watcher.exitStatusIfExited() == nil { kill(watcher.pid, SIGKILL); _ = watcher.wait() } }
         #expect(try await eventually(timeout: .seconds(30)) { lines.all.last?.contains("Ada 3") == true })
@@ -106,9 +106,9 @@ struct DemoCommandTests {
         let (watcher, lines) = try demo.start("watch", "\(ada.id)", "--json")
         defer { if watcher.exitStatusIfExited() == nil { kill(watcher.pid, SIGKILL); _ = watcher.wait() } }
         #expect(try await eventually(timeout: .seconds(30)) { lines.count >= 1 })
-        #expect(try demo.run("add-address", "\(ada.id)", "Ockham Park").status == 0)
+        try demo.succeeds("add-address", "\(ada.id)", "Ockham Park")
         #expect(try await eventually { lines.all.last?.contains("Ockham Park") == true })
-        #expect(try demo.run("delete", "\(ada.id)").status == 0)
+        try demo.succeeds("delete", "\(ada.id)")
         let status = Locked<Int32?>(nil)
         #expect(try await eventually { status.withLock { $0 = $0 ?? watcher.exitStatusIfExited(); return $0 != nil } })
         #expect(status.withLock { $0 } == 0)
@@ -146,10 +146,10 @@ struct DemoCommandTests {
         struct Status: Decodable { var running: Bool; var psql: String? }
         let status = try local.json(Status.self, "db", "status", "--json")
         #expect(status.running && status.psql?.contains(directory) == true)
-        #expect(try local.run("db", "stop").status == 0)
+        try local.succeeds("db", "stop")
         #expect(try local.json(Status.self, "db", "status", "--json").running == false)
         #expect(try local.json([BookPerson].self, "list", "--json") == [ada])  // restarted; the data stayed
-        #expect(try local.run("db", "reset").status == 0)
+        try local.succeeds("db", "reset")
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 

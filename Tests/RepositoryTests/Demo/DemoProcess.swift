@@ -1,5 +1,6 @@
 import Foundation
 @testable import Repository
+import Testing
 
 /// The built `demo` executable, run as a separate OS process the way a user runs it.
 struct DemoProcess {
@@ -36,6 +37,15 @@ struct DemoProcess {
         errorsRead.wait()
         return Run(status: status, output: String(decoding: output, as: UTF8.self),
                    errors: String(decoding: errors.withLock { $0 }, as: UTF8.self))
+    }
+
+    /// Runs `demo arguments…` to completion; when it fails, records its status and standard
+    /// error, so that a failure says why.
+    @discardableResult
+    func succeeds(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> Bool {
+        let run = try run(arguments)
+        #expect(run.status == 0, "demo \(arguments) exited with \(run.status): \(run.errors)", sourceLocation: sourceLocation)
+        return run.status == 0
     }
 
     /// Runs `demo arguments…` and decodes its JSON output.
