@@ -18,47 +18,47 @@ struct DemoCommandTests {
 
     @Test("add, list, show, rename, add and remove addresses, delete — with --json")
     func lifecycle() async throws {
-        let ada = try demo.json(BookPerson.self, "add", "Ada", "--street", "12 St James's Square", "--street", "Ockham Park", "--json")
+        let ada = try await demo.json(BookPerson.self, "add", "Ada", "--street", "12 St James's Square", "--street", "Ockham Park", "--json")
         #expect(ada.name == "Ada" && ada.addresses.map(\.street) == ["12 St James's Square", "Ockham Park"])
-        let grace = try demo.json(BookPerson.self, "add", "Grace 'Amazing' Hopper; 🚢", "--json")
-        #expect(try demo.json([BookPerson].self, "list", "--json").map(\.name) == ["Ada", "Grace 'Amazing' Hopper; 🚢"])
+        let grace = try await demo.json(BookPerson.self, "add", "Grace 'Amazing' Hopper; 🚢", "--json")
+        #expect(try await demo.json([BookPerson].self, "list", "--json").map(\.name) == ["Ada", "Grace 'Amazing' Hopper; 🚢"])
 
-        let table = try demo.run("list")
+        let table = try await demo.run("list")
         #expect(table.status == 0 && table.output.contains("Ockham Park") && table.output.contains("NAME"))
-        #expect(try demo.json(BookPerson.self, "show", "\(ada.id)", "--json") == ada)
+        #expect(try await demo.json(BookPerson.self, "show", "\(ada.id)", "--json") == ada)
 
-        #expect(try demo.json(BookPerson.self, "rename", "\(ada.id)", "Ada Lovelace", "--json").name == "Ada Lovelace")
-        let moved = try demo.json(BookPerson.self, "add-address", "\(grace.id)", "Arlington", "--json")
+        #expect(try await demo.json(BookPerson.self, "rename", "\(ada.id)", "Ada Lovelace", "--json").name == "Ada Lovelace")
+        let moved = try await demo.json(BookPerson.self, "add-address", "\(grace.id)", "Arlington", "--json")
         #expect(moved.addresses.map(\.street) == ["Arlington"])
         let prefix = String(ada.addresses[0].id.uuidString.prefix(8))
-        let trimmed = try demo.json(BookPerson.self, "remove-address", "\(ada.id)", prefix, "--json")
+        let trimmed = try await demo.json(BookPerson.self, "remove-address", "\(ada.id)", prefix, "--json")
         #expect(trimmed.addresses.map(\.street) == ["Ockham Park"])
 
         // Everything went through the database: another reader sees it.
         let stored = try await AddressBook(database).readPerson(id: ada.id).value
         #expect(stored == BookPerson(id: ada.id, name: "Ada Lovelace", addresses: [ada.addresses[1]]))
 
-        let deleted = try demo.run("delete", "\(grace.id)")
+        let deleted = try await demo.run("delete", "\(grace.id)")
         #expect(deleted.status == 0)
-        #expect(try demo.json([BookPerson].self, "list", "--json").map(\.id) == [ada.id])
+        #expect(try await demo.json([BookPerson].self, "list", "--json").map(\.id) == [ada.id])
     }
 
     @Test("unknown ids and bad input: non-zero exit and one line on standard error")
-    func errors() throws {
+    func errors() async throws {
         for arguments in [["show", "99"], ["rename", "99", "X"], ["delete", "99"], ["show", "abc"], ["add", "  "],
                           ["remove-address", "1", "nope"], ["frobnicate"], ["show"]] {
-            let run = try demo.run(arguments)
+            let run = try await demo.run(arguments)
             #expect(run.status != 0, "\(arguments)")
             #expect(run.errors.split(separator: "\n").count == 1, "\(arguments): \(run.errors)")
             #expect(run.errors.hasPrefix("demo: "), "\(arguments): \(run.errors)")
         }
-        #expect(try demo.run("show", "99").errors == "demo: no person has id 99\n")
+        #expect(try await demo.run("show", "99").errors == "demo: no person has id 99\n")
     }
 
     @Test("a wrong DATABASE_URL is a one-line error that never shows the password")
-    func wrongDatabase() throws {
+    func wrongDatabase() async throws {
         let unreachable = DemoProcess(environment: ["DATABASE_URL": "postgres://ada:s3cret-pw@127.0.0.1:1/nowhere"])
-        let run = try unreachable.run("list")
+        let run = try await unreachable.run("list")
         #expect(run.status != 0)
         #expect(!run.errors.contains("s3cret-pw") && !run.output.contains("s3cret-pw"))
         #expect(run.errors.split(separator: "\n").count == 1)
@@ -66,16 +66,16 @@ struct DemoCommandTests {
 
     @Test("watch receives a rename made by another process, and a psql UPDATE, then exits cleanly on Ctrl-C")
     func watchFollowsOtherProcesses() async throws {
-        let ada = try demo.json(BookPerson.self, "add", "Ada", "--json")
+        let ada = try await demo.json(BookPerson.self, "add", "Ada", "--json")
         let (watcher, lines) = try demo.start("watch", "--json")
         defer { if watcher.exitStatusIfExited() == nil { kill(watcher.pid, SIGKILL); _ = watcher.wait() } }
         #expect(try await eventually(timeout: .seconds(30)) { lines.count >= 1 })  // the first view: it is live
 
-        try demo.succeeds("rename", "\(ada.id)", "Ada Lovelace")
+        try await demo.succeeds("rename", "\(ada.id)", "Ada Lovelace")
         #expect(try await eventually { lines.all.contains { $0.contains("Ada Lovelace") && $0.contains("\"updated\":[\(ada.id)]") } })
         try await psql("UPDATE people SET name = 'Countess of Lovelace' WHERE id = \(ada.id)", database: database)
         #expect(try await eventually { lines.all.last?.contains("Countess of Lovelace") == true })
-        try demo.succeeds("add", "Grace")
+        try await demo.succeeds("add", "Grace")
         #expect(try await eventually { lines.all.last?.contains("Grace") == true })
 
         kill(watcher.pid, SIGINT)
@@ -86,8 +86,8 @@ struct DemoCommandTests {
 
     @Test("watch follows a person deleted and inserted again by psql, in one transaction and in two, their version lower")
     func watchFollowsReinsertedRows() async throws {
-        let ada = try demo.json(BookPerson.self, "add", "Ada", "--json")
-        for round in 1...3 { try demo.succeeds("rename", "\(ada.id)", "Ada \(round)") }
+        let ada = try await demo.json(BookPerson.self, "add", "Ada", "--json")
+        for round in 1...3 { try await demo.succeeds("rename", "\(ada.id)", "Ada \(round)") }
         let (watcher, lines) = try demo.start("watch", "--json")
         defer { if watcher.exitStatusIfExited() == nil { kill(watcher.pid, SIGKILL); _ = watcher.wait() } }
         #expect(try await eventually(timeout: .seconds(30)) { lines.all.last?.contains("Ada 3") == true })
@@ -102,13 +102,13 @@ struct DemoCommandTests {
 
     @Test("watch ID follows one person and ends when they are deleted")
     func watchOnePerson() async throws {
-        let ada = try demo.json(BookPerson.self, "add", "Ada", "--json")
+        let ada = try await demo.json(BookPerson.self, "add", "Ada", "--json")
         let (watcher, lines) = try demo.start("watch", "\(ada.id)", "--json")
         defer { if watcher.exitStatusIfExited() == nil { kill(watcher.pid, SIGKILL); _ = watcher.wait() } }
         #expect(try await eventually(timeout: .seconds(30)) { lines.count >= 1 })
-        try demo.succeeds("add-address", "\(ada.id)", "Ockham Park")
+        try await demo.succeeds("add-address", "\(ada.id)", "Ockham Park")
         #expect(try await eventually { lines.all.last?.contains("Ockham Park") == true })
-        try demo.succeeds("delete", "\(ada.id)")
+        try await demo.succeeds("delete", "\(ada.id)")
         let status = Locked<Int32?>(nil)
         #expect(try await eventually { status.withLock { $0 = $0 ?? watcher.exitStatusIfExited(); return $0 != nil } })
         #expect(status.withLock { $0 } == 0)
@@ -117,15 +117,15 @@ struct DemoCommandTests {
 
     @Test("two processes edit one person at once — one renames, the other adds an address — and both edits survive")
     func concurrentProcesses() async throws {
-        let ada = try demo.json(BookPerson.self, "add", "Ada", "--json")
+        let ada = try await demo.json(BookPerson.self, "add", "Ada", "--json")
         for round in 1...3 {
-            async let renamed = Task.detached { [demo] in try demo.run("rename", "\(ada.id)", "Ada \(round)") }.value
-            async let added = Task.detached { [demo] in try demo.run("add-address", "\(ada.id)", "Street \(round)") }.value
+            async let renamed = Task.detached { [demo] in try await demo.run("rename", "\(ada.id)", "Ada \(round)") }.value
+            async let added = Task.detached { [demo] in try await demo.run("add-address", "\(ada.id)", "Street \(round)") }.value
             let (rename, add) = try await (renamed, added)
             #expect(rename.status == 0, "\(rename.errors)")
             #expect(add.status == 0, "\(add.errors)")
         }
-        let final = try demo.json(BookPerson.self, "show", "\(ada.id)", "--json")
+        let final = try await demo.json(BookPerson.self, "show", "\(ada.id)", "--json")
         #expect(final.name == "Ada 3")
         #expect(final.addresses.map(\.street) == ["Street 1", "Street 2", "Street 3"])
     }
@@ -135,21 +135,21 @@ struct DemoCommandTests {
         let directory = FileManager.default.temporaryDirectory.path + "/demo-\(UInt32.random(in: 0...UInt32.max))"
         let local = DemoProcess(environment: ["DEMO_DATA_DIRECTORY": directory])
         defer {
-            _ = try? local.run("db", "reset")
+            local.cleanUp("db", "reset")
             try? FileManager.default.removeItem(atPath: directory)
             try? FileManager.default.removeItem(atPath: directory + ".lock")
         }
-        #expect(try local.run("db", "status").output.contains("not running"))
-        let ada = try local.json(BookPerson.self, "add", "Ada", "--json")
-        #expect(try local.json([BookPerson].self, "list", "--json") == [ada])  // another process, same server
+        #expect(try await local.run("db", "status").output.contains("not running"))
+        let ada = try await local.json(BookPerson.self, "add", "Ada", "--json")
+        #expect(try await local.json([BookPerson].self, "list", "--json") == [ada])  // another process, same server
 
         struct Status: Decodable { var running: Bool; var psql: String? }
-        let status = try local.json(Status.self, "db", "status", "--json")
+        let status = try await local.json(Status.self, "db", "status", "--json")
         #expect(status.running && status.psql?.contains(directory) == true)
-        try local.succeeds("db", "stop")
-        #expect(try local.json(Status.self, "db", "status", "--json").running == false)
-        #expect(try local.json([BookPerson].self, "list", "--json") == [ada])  // restarted; the data stayed
-        try local.succeeds("db", "reset")
+        try await local.succeeds("db", "stop")
+        #expect(try await local.json(Status.self, "db", "status", "--json").running == false)
+        #expect(try await local.json([BookPerson].self, "list", "--json") == [ada])  // restarted; the data stayed
+        try await local.succeeds("db", "reset")
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 
@@ -158,13 +158,13 @@ struct DemoCommandTests {
         let directory = FileManager.default.temporaryDirectory.path + "/demo-\(UInt32.random(in: 0...UInt32.max))"
         let local = DemoProcess(environment: ["DEMO_DATA_DIRECTORY": directory])
         defer {
-            _ = try? local.run("db", "reset")
+            local.cleanUp("db", "reset")
             try? FileManager.default.removeItem(atPath: directory + ".lock")
         }
-        async let first = Task.detached { try local.run("add", "Ada") }.value
-        async let second = Task.detached { try local.run("add", "Grace") }.value
+        async let first = Task.detached { try await local.run("add", "Ada") }.value
+        async let second = Task.detached { try await local.run("add", "Grace") }.value
         let runs = try await [first, second]
         #expect(runs.map(\.status) == [0, 0], "\(runs.map(\.errors))")
-        #expect(try local.json([BookPerson].self, "list", "--json").map(\.name) == ["Ada", "Grace"])
+        #expect(try await local.json([BookPerson].self, "list", "--json").map(\.name) == ["Ada", "Grace"])
     }
 }

@@ -18,39 +18,35 @@ struct DemoProcess {
     let environment: [String: String]
 
     /// Runs `demo arguments…` to completion.
-    func run(_ arguments: String...) throws -> Run {
-        try run(arguments)
+    func run(_ arguments: String...) async throws -> Run {
+        try await run(arguments)
     }
 
     /// Runs `demo` with these arguments to completion.
-    func run(_ arguments: [String]) throws -> Run {
-        let child = try launch(arguments)
-        // Standard error on another thread, so a child filling one pipe never blocks on it.
-        let errors = Locked(Data())
-        let errorsRead = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            errors.withLock { $0 = child.readErrors() }
-            errorsRead.signal()
-        }
-        let output = child.readOutput()
-        let status = child.wait()
-        errorsRead.wait()
-        return Run(status: status, output: String(decoding: output, as: UTF8.self),
-                   errors: String(decoding: errors.withLock { $0 }, as: UTF8.self))
+    func run(_ arguments: [String]) async throws -> Run {
+        let completion = try await launch(arguments).completion()
+        return Run(status: completion.status, output: String(decoding: completion.output, as: UTF8.self),
+                   errors: String(decoding: completion.errors, as: UTF8.self))
+    }
+
+    /// Runs `demo arguments…` and waits, blocking: for clean-up in a `defer`, which cannot await.
+    /// Only for commands that print a line or two (a full pipe would stop the child).
+    func cleanUp(_ arguments: String...) {
+        _ = try? launch(arguments).wait()
     }
 
     /// Runs `demo arguments…` to completion; when it fails, records its status and standard
     /// error, so that a failure says why.
     @discardableResult
-    func succeeds(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> Bool {
-        let run = try run(arguments)
+    func succeeds(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) async throws -> Bool {
+        let run = try await run(arguments)
         #expect(run.status == 0, "demo \(arguments) exited with \(run.status): \(run.errors)", sourceLocation: sourceLocation)
         return run.status == 0
     }
 
     /// Runs `demo arguments…` and decodes its JSON output.
-    func json<T: Decodable>(_ type: T.Type, _ arguments: String...) throws -> T {
-        let run = try run(arguments)
+    func json<T: Decodable>(_ type: T.Type, _ arguments: String...) async throws -> T {
+        let run = try await run(arguments)
         guard run.status == 0 else { throw TestSetupError("demo \(arguments) exited with \(run.status): \(run.errors)") }
         return try JSONDecoder().decode(T.self, from: Data(run.output.utf8))
     }

@@ -31,8 +31,9 @@ struct OwnTablesGuideTests {
         let database = try await TestServer.makeDatabase()
         let url = try await TestServer.connectionString(database: database.name())
         let program = try ChildProcess(Self.binary, [], environment: ["DATABASE_URL": url])
-        let output = String(decoding: program.readOutput(), as: UTF8.self)
-        #expect(program.wait() == 0, "\(output)")
+        let completion = await program.completion()
+        let output = completion.text
+        #expect(completion.status == 0, "\(output)")
         #expect(output.contains(#"["ada", "grace"] admin [2]"#), "\(output)")
         #expect(try await database.query("SELECT role FROM team_members WHERE project_id = 1 AND user_id = 'ada'")[0].decode(String.self, at: 0) == "admin")
         #expect(try await LiveSchema.installedVersion(on: database) == LiveSchema.version)

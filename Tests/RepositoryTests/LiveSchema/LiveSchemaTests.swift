@@ -25,8 +25,9 @@ struct LiveSchemaTests {
         let installs = try (0..<4).map { _ in try ChildProcess(executable, ["live", "install", "--database-url", url], environment: [:]) }
         var outputs: [String] = []
         for install in installs {
-            outputs.append(String(decoding: install.readOutput(), as: UTF8.self))
-            #expect(install.wait() == 0, "\(outputs.last ?? "")")
+            let completion = await install.completion()
+            outputs.append(String(decoding: completion.output, as: UTF8.self))
+            #expect(completion.status == 0, "\(outputs.last ?? "")")
         }
         #expect(outputs.filter { $0.contains("Installed live schema version \(LiveSchema.version)") }.count == 1, "\(outputs)")
         #expect(outputs.filter { $0.contains("up to date") }.count == 3, "\(outputs)")

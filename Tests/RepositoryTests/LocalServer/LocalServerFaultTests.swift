@@ -30,7 +30,8 @@ struct LocalServerFaultTests {
         let server = try await LocalServer.start(.throwaway)
         let pid = try #require(server.processID)
         try "\(pid) \(server.directory)".write(toFile: report, atomically: true, encoding: .utf8)
-        try await Task.sleep(for: .seconds(120))  // Killed long before this ends.
+        // Killed long before this ends: the owner being starved of time must not end it first.
+        try await Task.sleep(for: .seconds(900))
     }
 
     @Test("a throwaway server whose owner is killed is stopped and deleted by its watchdog",
@@ -50,6 +51,7 @@ struct LocalServerFaultTests {
         child.standardOutput = childOutput
         child.standardError = childOutput
         try child.run()
+        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
         #expect(try await eventually(timeout: .seconds(60)) { FileManager.default.fileExists(atPath: report) })
         let fields = try String(contentsOfFile: report, encoding: .utf8).split(separator: " ")
         let serverPID = try #require(Int32(fields[0]))
@@ -153,8 +155,9 @@ struct LocalServerStartupTests {
         let migrations = try MigrationDirectory()
         defer { migrations.remove() }
         let run = try ChildProcess(bin.appendingPathComponent("migrate").path, ["status", "--dir", migrations.path], environment: environment)
-        let errors = String(decoding: run.readErrors(), as: UTF8.self)
-        #expect(run.wait() == 0, "\(errors)")
+        let completion = await run.completion()
+        let errors = String(decoding: completion.errors, as: UTF8.self)
+        #expect(completion.status == 0, "\(errors)")
         #expect(errors.contains(directory), "\(errors)")
         #expect(try await LocalServer.running(in: directory) != nil)
     }

@@ -132,7 +132,7 @@ struct AdoptTests {
         try await database.query("DROP TABLE schema_migrations")
         try await database.query("CREATE TABLE schema_migrations (id serial PRIMARY KEY, applied text)")
         for command in ["status", "up", "adopt"] {
-            let run = try cli.migrate(command, "--dir", project.migrations, "--database-url", cli.databaseURL)
+            let run = try await cli.migrate(command, "--dir", project.migrations, "--database-url", cli.databaseURL)
             #expect(run.status != 0 && run.output.split(separator: "\n").count == 1, "\(run.output)")
             #expect(run.output.contains("schema_migrations is not a migration history table this tool knows"), "\(run.output)")
             #expect(run.output.contains("its columns are id integer, applied text"), "\(run.output)")

@@ -25,14 +25,14 @@ struct EmptyDownTests {
         let migrator = try directory.migrator()
         #expect(migrator.migrations.map(\.down) == ["DROP TYPE mood;", "", "-- kept on purpose: other schemas use it"])
         try await migrator.migrate(database)
-        let down = try cli.migrate("down", "--steps", "2", "--dir", directory.path, "--database-url", cli.databaseURL)
+        let down = try await cli.migrate("down", "--steps", "2", "--dir", directory.path, "--database-url", cli.databaseURL)
         #expect(down.status == 0, "\(down.output)")
         #expect(down.output.contains("rolled back \(directory.path)/0003_extension.sql: its down section is empty, so no SQL ran (a deliberate no-op)"), "\(down.output)")
         #expect(down.output.contains("rolled back \(directory.path)/0002_happy.sql: its down section is empty"), "\(down.output)")
         #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 1)
         #expect(try await database.count("SELECT count(*) FROM pg_extension WHERE extname = 'pgcrypto'") == 1)
         #expect(try await database.count("SELECT count(*) FROM pg_enum WHERE enumlabel = 'happy'") == 1)
-        let dryRun = try cli.migrate("down", "--dry-run", "--dir", directory.path, "--database-url", cli.databaseURL)
+        let dryRun = try await cli.migrate("down", "--dry-run", "--dir", directory.path, "--database-url", cli.databaseURL)
         #expect(dryRun.output.contains("would roll back \(directory.path)/0001_mood.sql:\nDROP TYPE mood;"), "\(dryRun.output)")
         #expect(try await migrator.migrate(database).map(\.version) == [2, 3])  // pending again: their up sections re-run
     }
@@ -45,7 +45,7 @@ struct EmptyDownTests {
         ])
         defer { directory.remove() }
         try await directory.migrator().migrate(database)
-        let run = try cli.migrate("down", "--steps", "2", "--dir", directory.path, "--database-url", cli.databaseURL)
+        let run = try await cli.migrate("down", "--steps", "2", "--dir", directory.path, "--database-url", cli.databaseURL)
         #expect(run.status != 0 && run.output.contains("0002_b.sql has no -- migrate:down section; nothing was rolled back"), "\(run.output)")
         #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 2)
     }

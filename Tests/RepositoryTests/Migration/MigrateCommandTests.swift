@@ -5,7 +5,7 @@ import Testing
 /// The `migrate` executable, run as a separate process against a real database.
 @Suite("migrate command")
 struct MigrateCommandTests {
-    struct Run {
+    struct Run: Sendable {
         var status: Int32
         var output: String
     }
@@ -18,17 +18,22 @@ struct MigrateCommandTests {
         databaseURL = try await TestServer.connectionString(database: database.name())
     }
 
-    func migrate(_ arguments: String...) throws -> Run {
-        try migrate(arguments)
+    func migrate(_ arguments: String...) async throws -> Run {
+        try await migrate(arguments)
     }
 
-    func migrate(_ arguments: [String]) throws -> Run {
-        try Self.run(arguments)
+    func migrate(_ arguments: [String]) async throws -> Run {
+        try await Self.run(arguments)
     }
 
     /// Runs the built `migrate` with `arguments`, in `directory` and with `environment` when
-    /// given; standard output and standard error together.
-    static func run(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws -> Run {
+    /// given; standard output and standard error together. The wait is on a thread of its own
+    /// (see `ChildProcess.completion()`).
+    static func run(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) async throws -> Run {
+        try await ChildProcess.offPool { Result { try runBlocking(arguments, in: directory, environment: environment) } }.get()
+    }
+
+    private static func runBlocking(_ arguments: [String], in directory: String?, environment: [String: String]?) throws -> Run {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("migrate")
         let process = Process()
         process.executableURL = executable
@@ -48,60 +53,60 @@ struct MigrateCommandTests {
     func lifecycle() async throws {
         let directory = try MigrationDirectory()
         defer { directory.remove() }
-        let created = try migrate("new", "create_notes", "--dir", directory.path)
+        let created = try await migrate("new", "create_notes", "--dir", directory.path)
         #expect(created.status == 0)
         let path = created.output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(path.hasSuffix("0001_create_notes.sql"))
         try "-- migrate:up\nCREATE TABLE notes (id int);\n-- migrate:down\nDROP TABLE notes;\n".write(toFile: path, atomically: true, encoding: .utf8)
 
-        let pending = try migrate("status", "--fail-if-pending", "--dir", directory.path, "--database-url", databaseURL)
+        let pending = try await migrate("status", "--fail-if-pending", "--dir", directory.path, "--database-url", databaseURL)
         #expect(pending.status == 3)
         #expect(pending.output.contains("pending"))
 
-        let up = try migrate("up", "--dir", directory.path, "--database-url", databaseURL)
+        let up = try await migrate("up", "--dir", directory.path, "--database-url", databaseURL)
         #expect(up.status == 0, "\(up.output)")
         #expect(up.output.contains("applied \(path) in "))
         #expect(try await database.tableExists("notes"))
 
-        let status = try migrate("status", "--json", "--dir", directory.path, "--database-url", databaseURL)
+        let status = try await migrate("status", "--json", "--dir", directory.path, "--database-url", databaseURL)
         struct Entry: Decodable { var version: Int; var state: String }
         let entries = try JSONDecoder().decode([Entry].self, from: Data(status.output.utf8))
         #expect(entries.map(\.state) == ["applied"])
 
-        #expect(try migrate("validate", "--dir", directory.path, "--database-url", databaseURL).status == 0)
-        #expect(try migrate("down", "--dir", directory.path, "--database-url", databaseURL).status == 0)
+        #expect(try await migrate("validate", "--dir", directory.path, "--database-url", databaseURL).status == 0)
+        #expect(try await migrate("down", "--dir", directory.path, "--database-url", databaseURL).status == 0)
         #expect(try await !database.tableExists("notes"))
     }
 
     @Test("a failing migration exits non-zero with file, line, message and SQLSTATE")
-    func failure() throws {
+    func failure() async throws {
         let directory = try MigrationDirectory(["0001_bad.sql": "-- migrate:up\nCREATE TABLE ok (id int);\nCREATE TABLE bad (id int,);\n"])
         defer { directory.remove() }
-        let run = try migrate("up", "--dir", directory.path, "--database-url", databaseURL)
+        let run = try await migrate("up", "--dir", directory.path, "--database-url", databaseURL)
         #expect(run.status != 0)
         #expect(run.output.contains("0001_bad.sql:3: syntax error"))
         #expect(run.output.contains("SQLSTATE 42601"))
     }
 
     @Test("--help documents every command")
-    func help() throws {
-        let help = try migrate("--help").output
+    func help() async throws {
+        let help = try await migrate("--help").output
         for command in ["up", "down", "status", "validate", "new", "baseline", "repair", "create", "wait"] {
             #expect(help.contains("  \(command) "), "missing \(command)")
         }
     }
 
     @Test("--version; options only where they apply; value names in help; errors are one line prefixed migrate:")
-    func shape() throws {
-        let version = try migrate("--version")
+    func shape() async throws {
+        let version = try await migrate("--version")
         #expect(version.status == 0 && version.output.split(separator: "\n").count == 1)
-        let misplaced = try migrate("status", "--lock-timeout", "5", "--database-url", databaseURL)
+        let misplaced = try await migrate("status", "--lock-timeout", "5", "--database-url", databaseURL)
         #expect(misplaced.status != 0 && misplaced.output.hasPrefix("migrate: ") && misplaced.output.split(separator: "\n").count == 1, "\(misplaced.output)")
-        #expect(try migrate("validate", "--allow-out-of-order", "--dir", "/nonexistent", "--database-url", databaseURL).output.contains("/nonexistent"))
-        #expect(try migrate("status", "--allow-out-of-order", "--database-url", databaseURL).status != 0)
-        let upHelp = try migrate("up", "--help").output
+        #expect(try await migrate("validate", "--allow-out-of-order", "--dir", "/nonexistent", "--database-url", databaseURL).output.contains("/nonexistent"))
+        #expect(try await migrate("status", "--allow-out-of-order", "--database-url", databaseURL).status != 0)
+        let upHelp = try await migrate("up", "--help").output
         #expect(upHelp.contains("--to <version>") && upHelp.contains("--lock-timeout <seconds>") && upHelp.contains("--history-table <table>"), "\(upHelp)")
-        #expect(try migrate("down", "--help").output.contains("--to <version>"))
+        #expect(try await migrate("down", "--help").output.contains("--to <version>"))
     }
 
     @Test("down --to, repair --version and --history-table")
@@ -114,33 +119,33 @@ struct MigrateCommandTests {
         defer { directory.remove() }
         let common = ["--dir", directory.path, "--database-url", databaseURL, "--history-table", "ops.applied"]
         try await database.query("CREATE SCHEMA ops")
-        #expect(try migrate(["up"] + common).status == 0)
+        #expect(try await migrate(["up"] + common).status == 0)
         #expect(try await database.count("SELECT count(*) FROM ops.applied") == 3)
         #expect(try await !database.tableExists("schema_migrations"))
 
-        let down = try migrate(["down", "--to", "1"] + common)
+        let down = try await migrate(["down", "--to", "1"] + common)
         #expect(down.status == 0, "\(down.output)")
         let (a, b, c) = (try await database.tableExists("a"), try await database.tableExists("b"), try await database.tableExists("c"))
         #expect(a && !b && !c)
 
         // A deliberate edit of an applied migration: validate refuses it, repair accepts it.
         try directory.write("0001_a.sql", "-- migrate:up\nCREATE TABLE a (id int); -- reviewed\n-- migrate:down\nDROP TABLE a;\n")
-        #expect(try migrate(["validate"] + common).status != 0)
-        let repair = try migrate(["repair", "--version", "1"] + common)
+        #expect(try await migrate(["validate"] + common).status != 0)
+        let repair = try await migrate(["repair", "--version", "1"] + common)
         #expect(repair.status == 0 && repair.output.contains("checksum") && repair.output.contains("->"), "\(repair.output)")
-        #expect(try migrate(["validate"] + common).status == 0)
-        #expect(try migrate(["repair", "--version", "2"] + common).output.contains("not applied"))
+        #expect(try await migrate(["validate"] + common).status == 0)
+        #expect(try await migrate(["repair", "--version", "2"] + common).output.contains("not applied"))
     }
 
     @Test("create makes the database the URL names (once); wait returns once the server accepts connections")
     func createAndWait() async throws {
         let name = "created_\(UInt32.random(in: 0...UInt32.max))"
         let url = try await TestServer.connectionString(database: name)
-        let first = try migrate("create", "--database-url", url)
+        let first = try await migrate("create", "--database-url", url)
         #expect(first.status == 0 && first.output.contains("Created database \(name)"), "\(first.output)")
-        #expect(try migrate("create", "--database-url", url).output.contains("already exists"))
-        #expect(try migrate("wait", "--database-url", url, "--timeout", "10").status == 0)
-        let nowhere = try migrate("wait", "--database-url", "postgres://nobody@127.0.0.1:1/none", "--timeout", "1")
+        #expect(try await migrate("create", "--database-url", url).output.contains("already exists"))
+        #expect(try await migrate("wait", "--database-url", url, "--timeout", "10").status == 0)
+        let nowhere = try await migrate("wait", "--database-url", "postgres://nobody@127.0.0.1:1/none", "--timeout", "1")
         #expect(nowhere.status != 0 && nowhere.output.contains("did not accept connections within 1 s"), "\(nowhere.output)")
         try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(name))")
     }

@@ -53,12 +53,12 @@ struct MigrationLayoutTests {
         #expect(migrator.layout == .flyway)
         #expect(migrator.migrations.map(\.version.description) == ["1", "1.1", "1.2", "1.10", "2", "3.1", "10"])
         #expect(migrator.skipped.map(\.file) == ["R__views.sql"])
-        let up = try cli.migrate("up", "--to", "1.10", "--dir", directory.path, "--database-url", cli.databaseURL)
+        let up = try await cli.migrate("up", "--to", "1.10", "--dir", directory.path, "--database-url", cli.databaseURL)
         #expect(up.status == 0, "\(up.output)")
         #expect(try await database.query("SELECT version FROM log WHERE version IS NOT NULL ORDER BY position").map { try $0.decode(String.self, at: 0) } == ["1.1", "1.2", "1.10"])
         try await migrator.migrate(database)
         #expect(try await database.query("SELECT data_type FROM information_schema.columns WHERE table_name = 'schema_migrations' AND column_name = 'version'")[0].decode(String.self, at: 0) == "text")
-        let status = try cli.migrate("status", "--dir", directory.path, "--database-url", cli.databaseURL)
+        let status = try await cli.migrate("status", "--dir", directory.path, "--database-url", cli.databaseURL)
         #expect(status.output.contains("1.10") && status.output.contains("skipped R__views.sql: a Flyway repeatable migration"), "\(status.output)")
         let refused = await #expect(throws: MigrationError.self) { try await migrator.rollback(database, to: MigrationVersion("1.10")!) }
         #expect(refused?.kind == .irreversible)  // 3.1 has no U file: refused before anything ran
@@ -69,13 +69,13 @@ struct MigrationLayoutTests {
     }
 
     @Test("a directory mixing layouts is refused, saying so; a down file without its up file is named")
-    func refusals() throws {
+    func refusals() async throws {
         let mixed = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nSELECT 1;\n", "0002_b.up.sql": "SELECT 2;\n"])
         defer { mixed.remove() }
         let error = #expect(throws: MigrationError.self) { try mixed.migrator() }
         #expect(error?.message.contains("mixes migration file layouts") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("0001_a.sql") == true && error?.message.contains("0002_b.up.sql") == true)
-        let run = try cli.migrate("status", "--dir", mixed.path, "--database-url", cli.databaseURL)
+        let run = try await cli.migrate("status", "--dir", mixed.path, "--database-url", cli.databaseURL)
         #expect(run.status != 0 && run.output.contains("keep one layout per directory"), "\(run.output)")
 
         let orphan = try MigrationDirectory(["0001_a.up.sql": "SELECT 1;\n", "0002_b.down.sql": "SELECT 2;\n"])
@@ -104,10 +104,10 @@ struct MigrationLayoutTests {
     }
 
     @Test("new continues the directory's layout")
-    func newFiles() throws {
+    func newFiles() async throws {
         let golang = try MigrationDirectory(["000007_a.up.sql": "SELECT 1;\n", "000007_a.down.sql": "SELECT 1;\n"])
         defer { golang.remove() }
-        let created = try cli.migrate("new", "add_index", "--dir", golang.path)
+        let created = try await cli.migrate("new", "add_index", "--dir", golang.path)
         #expect(created.output.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("/000008_add_index.up.sql"), "\(created.output)")
         #expect(FileManager.default.fileExists(atPath: golang.path + "/000008_add_index.down.sql"))
         #expect(try golang.migrator().migrations.count == 2)

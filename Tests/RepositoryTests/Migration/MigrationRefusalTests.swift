@@ -24,7 +24,7 @@ struct MigrationRefusalTests {
             try await Migrator(directory: directory.path).migrate(database)
         }
         #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")", sourceLocation: sourceLocation)
-        let run = try cli.migrate("up", "--dir", directory.path, "--database-url", cli.databaseURL)
+        let run = try await cli.migrate("up", "--dir", directory.path, "--database-url", cli.databaseURL)
         #expect(run.status != 0, sourceLocation: sourceLocation)
         #expect(run.output.hasPrefix("migrate: ") && run.output.split(separator: "\n").count == 1, "\(run.output)", sourceLocation: sourceLocation)
         #expect(run.output.contains(expected), "\(run.output)", sourceLocation: sourceLocation)
@@ -116,7 +116,7 @@ struct MigrationRefusalTests {
         for (contents, expected) in cases {
             let directory = try MigrationDirectory(["0001_f.sql": contents])
             defer { directory.remove() }
-            let run = try cli.migrate("up", "--dir", directory.path, "--database-url", cli.databaseURL)
+            let run = try await cli.migrate("up", "--dir", directory.path, "--database-url", cli.databaseURL)
             #expect(run.status != 0 && run.output.contains(expected), "\(run.output)")
             // Nothing of the migration stays, and no history row says it was applied.
             #expect(try await database.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'") == 0)
@@ -130,10 +130,10 @@ struct MigrationRefusalTests {
         let directory = try MigrationDirectory(["0001_upper.SQL": "-- migrate:up\nCREATE TABLE upper_case (id int);\n",
                                                 "README.md": "notes", "0002_draft.sql.bak": "x"])
         defer { directory.remove() }
-        let up = try cli.migrate("up", "--dir", directory.path, "--database-url", cli.databaseURL)
+        let up = try await cli.migrate("up", "--dir", directory.path, "--database-url", cli.databaseURL)
         #expect(up.status == 0, "\(up.output)")
         #expect(try await database.tableExists("upper_case"))
-        let status = try cli.migrate("status", "--dir", directory.path, "--database-url", cli.databaseURL)
+        let status = try await cli.migrate("status", "--dir", directory.path, "--database-url", cli.databaseURL)
         #expect(status.output.contains("skipped README.md: not a .sql file"), "\(status.output)")
         #expect(status.output.contains("skipped 0002_draft.sql.bak: not a .sql file"), "\(status.output)")
     }

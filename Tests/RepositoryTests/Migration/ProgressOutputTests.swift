@@ -37,7 +37,7 @@ struct ProgressOutputTests {
             #expect(text.hasSuffix(" ms\n") && !text.contains("0002"), "\(text)")
             try await connection.query("SELECT pg_advisory_unlock(4242)")
         }
-        process.waitUntilExit()
+        try #require(try await eventually(timeout: .seconds(60)) { !process.isRunning }, "migrate did not end")
         #expect(process.terminationStatus != 0)
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 4 && lines[3].isEmpty, "\(lines)")

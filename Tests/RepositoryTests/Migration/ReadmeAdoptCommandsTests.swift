@@ -34,7 +34,7 @@ struct ReadmeAdoptCommandsTests {
         var outputs: [String] = []
         for command in commands {
             // `swift run migrate` runs the built executable, in the project's directory.
-            let run = try MigrateCommandTests.run(Array(command.dropFirst(3)), in: project.root.path,
+            let run = try await MigrateCommandTests.run(Array(command.dropFirst(3)), in: project.root.path,
                                                   environment: ProcessInfo.processInfo.environment.merging(["DATABASE_URL": url]) { $1 })
             #expect(run.status == 0, "\(command.joined(separator: " ")): \(run.output)")
             outputs.append(run.output)

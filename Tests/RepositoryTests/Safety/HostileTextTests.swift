@@ -34,13 +34,13 @@ struct HostileTextTests {
         let database = try await TestServer.makeDatabase()
         let demo = DemoProcess(environment: ["DATABASE_URL": try await TestServer.connectionString(database: database.name())])
         let name = "Eve\r\u{1B}]0;pwned\u{07}X\u{9B}2J\u{9D}0;t\u{9C}\u{7F}"
-        let added = try demo.json(AddressBookKit.Person.self, "add", name, "--json")
+        let added = try await demo.json(AddressBookKit.Person.self, "add", name, "--json")
         #expect(added.name == name)
-        let list = try demo.run("list")
+        let list = try await demo.run("list")
         #expect(!list.output.contains("\u{1B}") && !list.output.contains("\u{07}") && !list.output.contains("\r"))
         #expect(list.output.contains("Eve\\u{d}\\u{1b}]0;pwned\\u{7}X"), "\(list.output)")
-        #expect(try demo.json([AddressBookKit.Person].self, "list", "--json").first?.name == name)
-        let raw = try demo.run("list", "--json").output
+        #expect(try await demo.json([AddressBookKit.Person].self, "list", "--json").first?.name == name)
+        let raw = try await demo.run("list", "--json").output
         #expect(!raw.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || ($0.value < 0x20 && $0 != "\n") }, "\(raw.debugDescription)")
     }
 
@@ -48,17 +48,16 @@ struct HostileTextTests {
     func watchFlood() async throws {
         let database = try await TestServer.makeDatabase()
         let demo = DemoProcess(environment: ["DATABASE_URL": try await TestServer.connectionString(database: database.name())])
-        _ = try demo.run("add", "Ada")
+        _ = try await demo.run("add", "Ada")
         let (watcher, lines) = try demo.start("watch", "--json")
         defer { if watcher.exitStatusIfExited() == nil { kill(watcher.pid, SIGKILL); _ = watcher.wait() } }
         #expect(try await eventually(timeout: .seconds(30)) { lines.count >= 1 })
         try await database.query("SELECT pg_notify('live_changes', E'\\x1b[2J\\x1b]0;forged\\x07')")
         try await database.query("SELECT pg_notify('live_changes', 'junk ' || n) FROM generate_series(1, 20000) n")
-        _ = try demo.run("add", "Grace")  // after the flood: once it shows, the flood was read
+        _ = try await demo.run("add", "Grace")  // after the flood: once it shows, the flood was read
         #expect(try await eventually(timeout: .seconds(60)) { lines.all.last?.contains("Grace") == true })
         kill(watcher.pid, SIGINT)
-        let errors = String(decoding: watcher.readErrors(), as: UTF8.self)
-        _ = watcher.wait()
+        let errors = String(decoding: await watcher.completion().errors, as: UTF8.self)
         #expect(!errors.contains("\u{1B}") && !errors.contains("\u{07}"), "\(errors)")
         #expect(errors.split(separator: "\n").count <= 20,  // 2 per 5 s: a slow machine takes longer over 20,000
                 "\(errors.split(separator: "\n").count) lines: \(errors.prefix(2000))")
@@ -109,8 +108,9 @@ struct HostileTextTests {
         let url = try await TestServer.connectionString(database: database.name())
         let child = try ChildProcess("/bin/sh", ["-c", #""$0" add "$(printf '\377\376')""#, DemoProcess.executable],
                                      environment: ProcessInfo.processInfo.environment.merging(["DATABASE_URL": url]) { $1 })
-        let errors = String(decoding: child.readErrors(), as: UTF8.self)
-        #expect(child.wait() != 0)
+        let completion = await child.completion()
+        let errors = String(decoding: completion.errors, as: UTF8.self)
+        #expect(completion.status != 0)
         #expect(errors.contains("not valid UTF-8"), "\(errors)")
         // The demo stopped before connecting: it did not even create its tables.
         #expect(try await database.query("SELECT count(*) FROM pg_tables WHERE tablename = 'people'")[0].decode(Int.self, at: 0) == 0)

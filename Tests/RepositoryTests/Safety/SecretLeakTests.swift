@@ -41,18 +41,12 @@ struct SecretLeakTests {
         pieces.filter { text.contains($0) }
     }
 
-    static func run(_ program: String, _ arguments: [String], environment: [String: String]) throws -> String {
+    static func run(_ program: String, _ arguments: [String], environment: [String: String]) async throws -> String {
         let bin = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         var inherited = ProcessInfo.processInfo.environment.filter { $0.key != "DATABASE_URL" && $0.key != "PGPASSWORD" }
         inherited["DEMO_DATA_DIRECTORY"] = "/nonexistent/never-started"
         let child = try ChildProcess(bin.appendingPathComponent(program).path, arguments, environment: inherited.merging(environment) { $1 })
-        let errors = Locked(Data())
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread { errors.withLock { $0 = child.readErrors() }; done.signal() }
-        let output = child.readOutput()
-        _ = child.wait()
-        done.wait()
-        return String(decoding: output + errors.withLock { $0 }, as: UTF8.self)
+        return await child.completion().text
     }
 
     @Test("24 connection strings through Database: errors, descriptions and dumps hold no piece of the password",
@@ -74,14 +68,14 @@ struct SecretLeakTests {
     }
 
     @Test("the same shapes through demo (DATABASE_URL: list, db url, db status) and migrate (--database-url, and a misplaced argument)", arguments: shapes)
-    func programs(shape: String) throws {
+    func programs(shape: String) async throws {
         let outputs = [
-            try Self.run("demo", ["list"], environment: ["DATABASE_URL": shape]),
-            try Self.run("demo", ["list", "--json"], environment: ["DATABASE_URL": shape]),
-            try Self.run("demo", ["db", "url"], environment: ["DATABASE_URL": shape]),
-            try Self.run("demo", ["db", "status", "--json"], environment: ["DATABASE_URL": shape]),
-            try Self.run("migrate", ["status", "--database-url", shape], environment: [:]),
-            try Self.run("migrate", ["baseline", "--", "1", "--database-url", shape], environment: [:]),
+            try await Self.run("demo", ["list"], environment: ["DATABASE_URL": shape]),
+            try await Self.run("demo", ["list", "--json"], environment: ["DATABASE_URL": shape]),
+            try await Self.run("demo", ["db", "url"], environment: ["DATABASE_URL": shape]),
+            try await Self.run("demo", ["db", "status", "--json"], environment: ["DATABASE_URL": shape]),
+            try await Self.run("migrate", ["status", "--database-url", shape], environment: [:]),
+            try await Self.run("migrate", ["baseline", "--", "1", "--database-url", shape], environment: [:]),
         ]
         for output in outputs {
             #expect(Self.leaks(in: output).isEmpty, "\(shape): \(output)")
@@ -89,8 +83,8 @@ struct SecretLeakTests {
     }
 
     @Test("PGPASSWORD never reaches the output either")
-    func environmentPassword() throws {
-        let output = try Self.run("migrate", ["status", "--database-url", "host=127.0.0.1 port=1 user=app"], environment: ["PGPASSWORD": "S3kr1tPwx9"])
+    func environmentPassword() async throws {
+        let output = try await Self.run("migrate", ["status", "--database-url", "host=127.0.0.1 port=1 user=app"], environment: ["PGPASSWORD": "S3kr1tPwx9"])
         #expect(Self.leaks(in: output).isEmpty, "\(output)")
         var redactor = SecretRedactor(scanning: [], environment: ["PGPASSWORD": "S3kr1tPwx9"])
         redactor.scan("postgres://u:Other%20One@h/db")

@@ -26,8 +26,8 @@ struct ExampleServerPrefixTests {
         let percent = try StreamClient(port: server.port), one = try StreamClient(port: server.port)
         try percent.get("/people/events?prefix=100%25_")
         try one.get("/people/events?prefix=1%25")
-        try percent.read(until: "]}\n\n")
-        try one.read(until: "]}\n\n")
+        try await percent.read(until: "]}\n\n")
+        try await one.read(until: "]}\n\n")
         #expect(percent.text.contains(#"{"people":[{"id":"#) && percent.text.contains(#""name":"100%_sure"}]}"#))
         #expect(one.text.contains(#"data: {"people":[]}"#))
 
@@ -38,7 +38,7 @@ struct ExampleServerPrefixTests {
             try client.get("/people/events?prefix=\(index.isMultiple(of: 2) ? "Ad" : "Gr")")
             return client
         }
-        for client in clients { try client.read(until: "]}\n\n") }
+        for client in clients { try await client.read(until: "]}\n\n") }
         let bytesPerClient = (residentBytes(server) - memoryBefore) / clients.count
         for (index, client) in clients.enumerated() {
             #expect(client.text.contains(index.isMultiple(of: 2) ? #""name":"Ada""# : #""name":"Grace""#))
@@ -51,8 +51,8 @@ struct ExampleServerPrefixTests {
         try await psql("UPDATE people SET name = 'Adele' WHERE name = 'Grace'", database: database)
         var latencies: [Duration] = []
         for client in clients {
-            try client.read(until: "event: changes")
-            try client.read(until: "]}\n\n", timeout: .seconds(30))
+            try await client.read(until: "event: changes")
+            try await client.read(until: "]}\n\n", timeout: .seconds(30))
             latencies.append(ContinuousClock.now - renamed)
         }
         for (index, client) in clients.enumerated() {

@@ -9,14 +9,12 @@ enum ExampleServer {
     static var isBuilt: Bool { FileManager.default.isExecutableFile(atPath: binary) && curl != nil }
 
     /// Runs curl with `arguments`; its standard output.
-    static func curl(_ arguments: String...) throws -> String { try curl(arguments) }
+    static func curl(_ arguments: String...) async throws -> String { try await curl(arguments) }
 
     /// Runs curl with `arguments`; its standard output.
-    static func curl(_ arguments: [String]) throws -> String {
+    static func curl(_ arguments: [String]) async throws -> String {
         let child = try ChildProcess(curl!, ["-s", "--max-time", "20"] + arguments, environment: [:])
-        let output = String(decoding: child.readOutput(), as: UTF8.self)
-        _ = child.wait()
-        return output
+        return String(decoding: await child.completion().output, as: UTF8.self)
     }
 }
 

@@ -33,8 +33,8 @@ struct ExampleServerStreamTests {
                                                     environment: ["HEARTBEAT_SECONDS": "0.5"])
         let client = try StreamClient(port: server.port)
         try client.get("/people/events")
-        let opening = try client.read(until: "event: snapshot")
-        try client.read(until: "\n\n", timeout: .seconds(30))
+        let opening = try await client.read(until: "event: snapshot")
+        try await client.read(until: "\n\n", timeout: .seconds(30))
         #expect(opening.contains("text/event-stream") && opening.contains("retry: 1000"))
         let snapshot = try #require(data(of: "snapshot", in: client.text).first)
         #expect(snapshot.range(of: "\"Ada\"")!.lowerBound < snapshot.range(of: "\"Alan\"")!.lowerBound, "ordered by name")
@@ -42,24 +42,24 @@ struct ExampleServerStreamTests {
         // One change, one event: the person with the id before them, nothing else.
         client.clear()
         try await psql("UPDATE people SET name = 'Zuse' WHERE id = \(ada.value.id)", database: database)
-        try client.read(until: "event: changes")
-        try client.read(until: "]}\n\n", timeout: .seconds(30))
+        try await client.read(until: "event: changes")
+        try await client.read(until: "]}\n\n", timeout: .seconds(30))
         let change = try #require(data(of: "changes", in: client.text).first)
         #expect(change == #"{"people":[{"after":\#(grace.value.id),"person":{"addresses":[],"id":\#(ada.value.id),"name":"Zuse"}}],"removed":[]}"#)
         let seen = try #require(lastEventID(client.text))
-        try client.read(until: ": heartbeat\n\n", timeout: .seconds(30))
+        try await client.read(until: ": heartbeat\n\n", timeout: .seconds(30))
         client.close()
 
         // Missed while away: a rename and a deletion, sent as one event of just those.
         try await psql("UPDATE people SET name = 'Grace Hopper' WHERE id = \(grace.value.id)", database: database)
         try await psql("DELETE FROM people WHERE id = \(alan.value.id)", database: database)
         #expect(try await eventually {
-            let list = try ExampleServer.curl("\(server.base)/people")
+            let list = try await ExampleServer.curl("\(server.base)/people")
             return list.contains("Grace Hopper") && !list.contains("Alan")
         })
         let back = try StreamClient(port: server.port)
         try back.get("/people/events", headers: ["Last-Event-ID": seen])
-        try back.read(until: "]}\n\n")
+        try await back.read(until: "]}\n\n")
         #expect(data(of: "snapshot", in: back.text).isEmpty)
         #expect(data(of: "changes", in: back.text) == [
             #"{"people":[{"after":null,"person":{"addresses":[{"id":"\#(grace.value.addresses[0].id)","street":"Arlington"}],"id":\#(grace.value.id),"name":"Grace Hopper"}}],"removed":[\#(alan.value.id)]}"#,
@@ -69,7 +69,7 @@ struct ExampleServerStreamTests {
         // An id this process did not give (another run's, say): the whole list.
         let stranger = try StreamClient(port: server.port)
         try stranger.get("/people/events", headers: ["Last-Event-ID": "elsewhere-3"])
-        try stranger.read(until: "event: snapshot")
+        try await stranger.read(until: "event: snapshot")
         stranger.close()
         #expect(try await server.stop() == 0)
     }
@@ -81,22 +81,22 @@ struct ExampleServerStreamTests {
         let ada = try await AddressBook(database).addPerson(name: "Ada", streets: [])
         let server = try await ExampleServerProcess(databaseURL: try await TestServer.connectionString(database: database.name()))
         /// Opens a stream on each path at once, and returns when each has its first event.
-        func open(_ paths: [String]) throws -> [StreamClient] {
+        func open(_ paths: [String]) async throws -> [StreamClient] {
             let clients = try paths.map { path in
                 let client = try StreamClient(port: server.port)
                 try client.get(path)
                 return client
             }
-            for client in clients { try client.read(until: "data: ") }
+            for client in clients { try await client.read(until: "data: ") }
             return clients
         }
         let person = "/people/\(ada.value.id)/events"
         // Warm up (the pool's connections, the person's live handle), then settle.
-        for client in try open(Array(repeating: person, count: 8) + ["/people/events"]) { client.close() }
+        for client in try await open(Array(repeating: person, count: 8) + ["/people/events"]) { client.close() }
         #expect(try await eventually { server.descriptors().http == 1 })
         let before = server.descriptors()
 
-        let clients = try open((0..<200).map { $0.isMultiple(of: 2) ? person : "/people/events" })
+        let clients = try await open((0..<200).map { $0.isMultiple(of: 2) ? person : "/people/events" })
         let open = server.descriptors()
         #expect(open.http == before.http + 200)
 

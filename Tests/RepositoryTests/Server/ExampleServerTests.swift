@@ -21,13 +21,13 @@ struct ExampleServerTests {
         let server = try ChildProcess(ExampleServer.binary, [], environment: ProcessInfo.processInfo.environment.merging(
             ["DATABASE_URL": url, "PORT": String(port), "LOG_LEVEL": "warning"]) { $1 })
         defer { if server.exitStatusIfExited() == nil { kill(server.pid, SIGKILL); _ = server.wait() } }
-        #expect(try await eventually(timeout: .seconds(60)) { try ExampleServer.curl("\(base)/people").contains("Ada") })
+        #expect(try await eventually(timeout: .seconds(60)) { try await ExampleServer.curl("\(base)/people").contains("Ada") })
 
-        let one = try JSONDecoder().decode(AddressBookKit.Person.self, from: Data(try ExampleServer.curl("\(base)/people/\(id)").utf8))
+        let one = try JSONDecoder().decode(AddressBookKit.Person.self, from: Data(try await ExampleServer.curl("\(base)/people/\(id)").utf8))
         #expect(one.name == "Ada" && one.addresses.map(\.street) == ["12 St James's Square"])
-        #expect(try ExampleServer.curl("-o", "/dev/null", "-w", "%{http_code}", "\(base)/people/999999") == "404")
+        #expect(try await ExampleServer.curl("-o", "/dev/null", "-w", "%{http_code}", "\(base)/people/999999") == "404")
 
-        let patched = try ExampleServer.curl("-X", "PATCH", "-H", "Content-Type: application/json", "-d", #"{"name":"Ada Lovelace"}"#, "\(base)/people/\(id)")
+        let patched = try await ExampleServer.curl("-X", "PATCH", "-H", "Content-Type: application/json", "-d", #"{"name":"Ada Lovelace"}"#, "\(base)/people/\(id)")
         #expect(patched.contains("Ada Lovelace"), "\(patched)")
         #expect(try await database.query("SELECT name FROM people WHERE id = $1", [id])[0].decode(String.self, at: 0) == "Ada Lovelace")
 
@@ -58,14 +58,13 @@ struct ExampleServerTests {
             })
             return patch
         }
-        let response = String(decoding: outcome.readOutput(), as: UTF8.self)
-        _ = outcome.wait()
+        let response = String(decoding: await outcome.completion().output, as: UTF8.self)
         #expect(response.hasSuffix("409"), "\(response)")
         #expect(response.contains("Ada King") && response.contains("Augusta") && response.contains("\"columns\":[\"name\"]"), "\(response)")
         locker.close()
 
         kill(server.pid, SIGTERM)
         #expect(try await eventually { server.exitStatusIfExited() != nil })
-        #expect(server.wait() == 0)
+        #expect(await server.exit() == 0)
     }
 }

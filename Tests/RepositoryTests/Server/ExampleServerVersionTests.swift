@@ -15,10 +15,10 @@ struct ExampleServerVersionTests {
         var body: String
     }
 
-    func request(_ arguments: String...) throws -> Reply { try request(arguments) }
+    func request(_ arguments: String...) async throws -> Reply { try await request(arguments) }
 
-    func request(_ arguments: [String]) throws -> Reply {
-        let output = try ExampleServer.curl(["-i"] + arguments)
+    func request(_ arguments: [String]) async throws -> Reply {
+        let output = try await ExampleServer.curl(["-i"] + arguments)
         let parts = output.components(separatedBy: "\r\n\r\n")
         let head = parts[0].components(separatedBy: "\r\n")
         let status = head.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
@@ -37,10 +37,10 @@ struct ExampleServerVersionTests {
         return "\"" + ([root] + children).joined(separator: ".") + "\""
     }
 
-    func patch(_ url: String, name: String, ifMatch: String? = nil) throws -> Reply {
+    func patch(_ url: String, name: String, ifMatch: String? = nil) async throws -> Reply {
         let condition = ifMatch.map { ["-H", "If-Match: \($0)"] } ?? []
         let body = String(decoding: try JSONEncoder().encode(["name": name]), as: UTF8.self)
-        return try request(["-X", "PATCH", "-H", "Content-Type: application/json"] + condition + ["-d", body, url])
+        return try await request(["-X", "PATCH", "-H", "Content-Type: application/json"] + condition + ["-d", body, url])
     }
 
     @Test("GET sends the rows' versions as ETag; PATCH with If-Match writes when it matches, else 412 with the current value; 400 for an empty name")
@@ -52,30 +52,30 @@ struct ExampleServerVersionTests {
         let server = try await ExampleServerProcess(databaseURL: try await TestServer.connectionString(database: database.name()))
         let url = "\(server.base)/people/\(id)"
 
-        let first = try request(url)
+        let first = try await request(url)
         #expect(first.status == 200 && first.body.contains("Ockham Park"))
         #expect(first.headers["etag"] == (try await expectedTag(id, database)))
         let tag = try #require(first.headers["etag"])
 
         // A matching If-Match writes, and the answer carries the new version.
-        let renamed = try patch(url, name: "Ada Lovelace", ifMatch: tag)
+        let renamed = try await patch(url, name: "Ada Lovelace", ifMatch: tag)
         #expect(renamed.status == 200 && renamed.body.contains("Ada Lovelace"), "\(renamed)")
         #expect(renamed.headers["etag"] == (try await expectedTag(id, database)) && renamed.headers["etag"] != tag)
         let current = try #require(renamed.headers["etag"])
 
         // psql changes an address: once the server has read it, the old tag no longer matches.
         try await psql("UPDATE addresses SET street = 'Horsley Towers' WHERE person_id = \(id) AND position = 1", database: database)
-        #expect(try await eventually { try request(url).body.contains("Horsley Towers") })
-        let moved = try patch(url, name: "Ada King", ifMatch: current)
+        #expect(try await eventually { try await request(url).body.contains("Horsley Towers") })
+        let moved = try await patch(url, name: "Ada King", ifMatch: current)
         #expect(moved.status == 412, "\(moved)")
         #expect(moved.body.contains("Horsley Towers") && moved.body.contains("Ada Lovelace"), "the current value: \(moved.body)")
         #expect(moved.headers["etag"] == (try await expectedTag(id, database)))
         #expect(try await database.query("SELECT name FROM people WHERE id = $1", [id])[0].decode(String.self, at: 0) == "Ada Lovelace")
-        #expect(try patch(url, name: "Ada King", ifMatch: "W/\(try #require(moved.headers["etag"]))").status == 412, "a weak tag never matches")
-        #expect(try patch(url, name: "Ada King", ifMatch: "\"1\", \(try #require(moved.headers["etag"]))").status == 200)
-        #expect(try patch(url, name: "Countess of Lovelace", ifMatch: "*").status == 200)
+        #expect(try await patch(url, name: "Ada King", ifMatch: "W/\(try #require(moved.headers["etag"]))").status == 412, "a weak tag never matches")
+        #expect(try await patch(url, name: "Ada King", ifMatch: "\"1\", \(try #require(moved.headers["etag"]))").status == 200)
+        #expect(try await patch(url, name: "Countess of Lovelace", ifMatch: "*").status == 200)
 
-        let empty = try patch(url, name: "  ")
+        let empty = try await patch(url, name: "  ")
         #expect(empty.status == 400 && empty.body.contains("a name cannot be empty"), "\(empty)")
         #expect(try await server.stop() == 0)
     }

@@ -34,7 +34,7 @@ struct ServiceTests {
             try await connection.query("COMMIT")
             try await connection.query("BEGIN")      // the transaction {} commits an empty one
             #expect(try await eventually(timeout: .seconds(300)) { lines.all.contains("stopped") })
-            #expect(worker.wait() == 0)
+            #expect(await worker.exit() == 0)
         }
         let edited = try await database.query("SELECT count(*) FROM contacts WHERE name LIKE 'edited %'")[0].decode(Int.self, at: 0)
         #expect(edited == 100, "what the worker logged above debug: \(lines.all.filter { $0.hasPrefix("log") && !$0.hasPrefix("log debug") })")

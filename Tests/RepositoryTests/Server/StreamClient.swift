@@ -43,16 +43,18 @@ final class StreamClient: @unchecked Sendable {
         guard sent == request.utf8.count else { throw TestSetupError("send failed") }
     }
 
-    /// Everything received so far, once it contains `marker`; throws after `timeout`.
+    /// Everything received so far, once it contains `marker`; throws after `timeout`. Waits
+    /// by sleeping, not in `poll`: a test never blocks the cooperative pool.
     @discardableResult
-    func read(until marker: String, timeout: Duration = .seconds(20)) throws -> String {
+    func read(until marker: String, timeout: Duration = .seconds(20)) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         while !text.contains(marker) {
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw TestSetupError("no \(marker.debugDescription) within \(timeout); got \(text.debugDescription)") }
+            guard ContinuousClock.now < deadline else { throw TestSetupError("no \(marker.debugDescription) within \(timeout); got \(text.debugDescription)") }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1
-            guard poll(&poller, 1, milliseconds) > 0 else { continue }
+            guard poll(&poller, 1, 0) > 0 else {
+                try await Task.sleep(for: .milliseconds(10))
+                continue
+            }
             var buffer = [UInt8](repeating: 0, count: 65536)
             let count = recv(fd, &buffer, buffer.count, 0)
             guard count > 0 else { throw TestSetupError("the connection ended before \(marker.debugDescription); got \(text.debugDescription)") }

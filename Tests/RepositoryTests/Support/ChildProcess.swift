@@ -65,10 +65,40 @@ final class ChildProcess: Sendable {
         close(errors)
     }
 
-    /// Everything the child writes to standard output, until it closes it (blocks).
-    func readOutput() -> Data { Self.readAll(output) }
+    /// What a child wrote and how it ended.
+    struct Completion: Sendable {
+        var status: Int32
+        var output: Data
+        var errors: Data
+        /// Standard output, then standard error, as text.
+        var text: String { String(decoding: output + errors, as: UTF8.self) }
+    }
 
-    /// Everything the child writes to standard error, until it closes it (blocks).
+    /// Reads standard output and standard error to their ends and waits for the exit — each on
+    /// a thread of its own. A test never waits for a child on the cooperative pool: it has a
+    /// thread per core, two here, and two tests blocked there stall every other test and the
+    /// deadlines those tests keep.
+    func completion() async -> Completion {
+        async let errors = Self.offPool { Self.readAll(self.errors) }
+        let output = await Self.offPool { Self.readAll(self.output) }
+        let status = await exit()
+        return Completion(status: status, output: output, errors: await errors)
+    }
+
+    /// Waits for the child to exit, on a thread of its own; its exit status.
+    func exit() async -> Int32 {
+        await Self.offPool { self.wait() }
+    }
+
+    /// Runs the blocking `body` on a thread of its own and resumes with its result.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
+        }
+    }
+
+    /// Everything the child writes to standard error, until it closes it. Blocks: only for a
+    /// child that has exited (see `completion()`).
     func readErrors() -> Data { Self.readAll(errors) }
 
     /// Calls `line` with each line of standard output as it arrives, on a thread of its own.
@@ -92,6 +122,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Waits for the child to exit and returns its exit status (128 + n if killed by signal n).
+    /// Blocks: only for a child just killed, or off the cooperative pool (see `exit()`).
     func wait() -> Int32 {
         if let status = reaped.withLock({ $0 }) { return status }
         var status: Int32 = 0

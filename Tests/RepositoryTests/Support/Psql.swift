@@ -5,10 +5,7 @@ import Foundation
 func psql(_ sql: String, database: Database) async throws {
     let binaries = try await ServerBinaries.locate()
     let directory = URL(fileURLWithPath: binaries.initdb).resolvingSymlinksInPath().deletingLastPathComponent()
-    let process = Process()
-    process.executableURL = directory.appendingPathComponent("psql")
-    process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", try await TestServer.connectionString(database: database.name()), "-c", sql]
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw TestSetupError("psql failed: \(sql)") }
+    let arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", try await TestServer.connectionString(database: database.name()), "-c", sql]
+    let run = try await ChildProcess(directory.appendingPathComponent("psql").path, arguments, environment: ProcessInfo.processInfo.environment).completion()
+    guard run.status == 0 else { throw TestSetupError("psql failed: \(sql): \(String(decoding: run.errors, as: UTF8.self))") }
 }

@@ -138,7 +138,7 @@ struct ConvergenceRun {
         try await database.query("UPDATE sync_control SET phase = 'stop'")
         try #require(try await all(said: "written"), "workers did not stop writing (seed \(seed)): \(lastSaid())")
         try await database.query("UPDATE sync_control SET phase = 'check'")
-        for child in children { #expect(child.wait() == 0) }
+        for child in children { #expect(await child.exit() == 0) }
         // The output is read on another thread, which may still be taking in the report line.
         try #require(try await eventually { lines.allSatisfy { $0.all.last?.first == "{" } }, "a worker printed no report (seed \(seed))")
         let reports = try lines.map { lines in

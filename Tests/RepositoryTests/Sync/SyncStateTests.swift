@@ -24,7 +24,7 @@ struct SyncStateTests {
 
     @Test("every sequence of up to 5 events, both policies, changes announced or streamed with their rows",
           arguments: [ConflictPolicy.databaseWins, .localWins], [false, true])
-    func exhaustive(policy: ConflictPolicy, streams: Bool) {
+    func exhaustive(policy: ConflictPolicy, streams: Bool) async {
         // Values are fixed per event (1 for edits, 2 for the other writer) so the alphabet stays small.
         let alphabet = Self.events.indices.map { $0 + Self.events.count * ($0 < 2 ? 1 : 2) }
         var sequences: [[Int]] = [[]]
@@ -33,6 +33,8 @@ struct SyncStateTests {
             sequences = sequences.flatMap { prefix in alphabet.map { prefix + [$0] } }
             for sequence in sequences {
                 checked += 1
+                // A minute of CPU: the pool's other tests get their turn (see `ChildProcess.completion()`).
+                if checked % 1000 == 0 { await Task.yield() }
                 let violations = Self.run(sequence, policy: policy, streams: streams)
                 if !violations.isEmpty {
                     Issue.record("\(sequence.map { Self.events[$0 % Self.events.count] }): \(violations)")
@@ -57,6 +59,7 @@ struct SyncStateTests {
     @Test("long random sequences, both policies, changes announced or streamed with their rows", .shrinking)
     func random() async {
         await propertyCheck(count: Self.randomRuns, input: Gen.int(in: 0...999).array(of: 1...80), Gen.bool, Gen.bool) { codes, localWins, streams in
+            await Task.yield()  // as in `exhaustive`
             let violations = Self.run(codes, policy: localWins ? .localWins : .databaseWins, streams: streams)
             #expect(violations.isEmpty, "\(codes.map { Self.events[$0 % Self.events.count] }) codes \(codes) localWins \(localWins) streams \(streams): \(violations)")
         }
