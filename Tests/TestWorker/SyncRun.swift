@@ -194,8 +194,8 @@ func sync<R: SyncRecord>(_ arguments: [String], as _: R.Type) async throws {
     let ids = try await database.query("SELECT id FROM sync_rows ORDER BY id").map { try $0.decode(Int64.self, at: 0) }
     var handles: [Int64: Var<R>] = [:]
     for id in ids { handles[id] = try await repository.read(R.self, id: R.key(id)) }
-    // Without a live query (SYNC_LIVE_QUERY=0), the handles alone: with logical replication,
-    // they take rows from the stream, which a live query reading its table's rows turns off.
+    // Without a live query (SYNC_LIVE_QUERY=0), the handles alone. With logical replication,
+    // both take rows from the stream.
     let queries = ProcessInfo.processInfo.environment["SYNC_LIVE_QUERY"] != "0"
     let everyone = queries ? try await repository.readAll(R.self, orderBy: [.ascending(\.shared)]) : nil
     let rows = handles

@@ -63,9 +63,9 @@ final class AggregateMembership<Root: Record & Equatable>: AnyLiveQuery, Sendabl
         table == tableName && state.withLock { !$0.missing.isEmpty }
     }
 
-    func changed(_ keys: [ChangeKey]) {
+    func changed(_ changes: [Change]) {
         let (announced, tell) = state.withLock { state in
-            (keys.compactMap { key.id(from: $0, as: Root.ID.self) }.filter(state.missing.contains), state.tell)
+            (changes.compactMap { key.id(from: $0.key, as: Root.ID.self) }.filter(state.missing.contains), state.tell)
         }
         if !announced.isEmpty { tell?(announced) }
     }

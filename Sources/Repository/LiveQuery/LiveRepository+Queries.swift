@@ -136,7 +136,7 @@ extension LiveRepository {
                 if readsRows { readTables.insert(query.tableName) }  // no row of it is taken from the stream
                 continue  // the stores of a truncated table read themselves
             }
-            query.changed(mine.map(\.key))
+            query.changed(mine)
             if readsRows { readTables.insert(query.tableName) }
         }
         return readTables
@@ -154,8 +154,8 @@ protocol AnyLiveQuery: AnyObject, Sendable {
     var tableName: String { get }
     /// Whether announcements of `table` concern it.
     func follows(_ table: String) -> Bool
-    /// Rows with these keys of a table it follows changed.
-    func changed(_ keys: [ChangeKey])
+    /// Rows of a table it follows changed.
+    func changed(_ changes: [Change])
     /// Anything may have changed: run the whole query again.
     func rerun()
 }
@@ -164,8 +164,8 @@ extension LiveQueryStore: AnyLiveQuery where Element.ID: Decodable {
     var tableName: String { source.table }
     func follows(_ table: String) -> Bool { table == source.table }
 
-    func changed(_ keys: [ChangeKey]) {
-        changed(keys.compactMap { source.key.id(from: $0, as: Element.ID.self) })
+    func changed(_ changes: [Change]) {
+        changed(changes.compactMap { source.key.id(from: $0.key, as: Element.ID.self) })
     }
 }
 

@@ -81,5 +81,5 @@ struct RerunSchedule: Sendable {
 extension LiveSelect: AnyLiveQuery {
     var tableName: String { tables.sorted().joined(separator: ", ") }
     func follows(_ table: String) -> Bool { tables.contains(table) }
-    func changed(_ keys: [ChangeKey]) { rerun() }
+    func changed(_ changes: [Change]) { rerun() }
 }

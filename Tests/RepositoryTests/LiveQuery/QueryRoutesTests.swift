@@ -117,4 +117,23 @@ struct QueryRoutesTests {
         #expect(verdicts[onA.id] == .some(true))
         #expect(verdicts[onB.id] == .some(nil))
     }
+
+    @Test("a pending row keeps the row of its latest streamed change; a later change the stream did not carry whole drops it, and the row is read")
+    func streamedRows() {
+        let row = { (version: Int64) in StreamedRow(columns: [], cells: [], version: version, epoch: 1) }
+        var routes = QueryRoutes<Int>()
+        let starts = [routes.announce([(id: 1, row: row(5)), (id: 2, row: row(6)), (id: 3, row: nil)]),
+                      routes.announce([(id: 1, row: row(7)), (id: 3, row: row(8))]),
+                      routes.announce([2])]
+        #expect(starts == [true, false, false])
+        let next = routes.next()
+        #expect(next?.keys.sorted() == [1, 2, 3])
+        #expect(next?.streamed.mapValues(\.version) == [1: 7, 3: 8])
+        let drained = routes.next()
+        #expect(drained == nil)
+        let restarts = routes.announce([(id: 4, row: row(9))])
+        #expect(restarts)
+        let again = routes.next()
+        #expect(again?.streamed.mapValues(\.version) == [4: 9])
+    }
 }

@@ -18,7 +18,7 @@ struct ConvergenceTests {
     /// The change sources every convergence test runs through.
     static let sources: [ChangeSource] = [.notifications, .logicalReplication]
 
-    @Test("4 processes × 40 rows, mixed policies, statements flipping many rows, listening connections cut: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported — also through logical replication with handles only, which take rows from the stream",
+    @Test("4 processes × 40 rows, mixed policies, statements flipping many rows, listening connections cut: every handle converges, every list published is ordered and whole, nothing is lost or overwritten unreported — also through logical replication, with and without the live query, taking rows from the stream",
           arguments: zip(sources + [.logicalReplication], [true, true, false]))
     func convergence(through source: ChangeSource, liveQuery: Bool) async throws {
         let database = try await TestServer.makeDatabase(replication: source != .notifications)

@@ -23,6 +23,11 @@ struct StreamedRow: Sendable {
     /// Where the stream left the row.
     var position: StreamedVersion { StreamedVersion(epoch: epoch, version: version) }
 
+    /// A row of these columns and cells, at `version` in the stream of slot `epoch`.
+    init(columns: [QueryResult.Column], cells: [[UInt8]?], version: Int64, epoch: UInt64) {
+        (self.columns, self.cells, self.version, self.epoch) = (columns, cells, version, epoch)
+    }
+
     /// The row in `cells`, when the stream sent all of it in binary form.
     init?(_ cells: [PgOutputMessage.Cell], of relation: PgOutputMessage.Relation, version: Int64, epoch: UInt64) {
         guard cells.count == relation.resultColumns.count, version != 0, !relation.hasRowSecurity else { return nil }

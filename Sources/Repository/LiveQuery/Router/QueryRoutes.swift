@@ -29,6 +29,10 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
     private var held: [QueryID: Set<ID>] = [:]
 
     private(set) var pendingKeys: Set<ID> = []
+    /// The rows the replication stream carried whole for pending keys — the latest change of
+    /// each: they are routed as they are, with no read. A later change of the row that the
+    /// stream did not carry whole (or a notification) drops it, and the row is read.
+    private(set) var streamedRows: [ID: StreamedRow] = [:]
     private(set) var fullRuns: Set<QueryID> = []
     private(set) var isRunning = false
 
@@ -79,7 +83,16 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
 
     /// Rows with these keys were announced; true when the caller must start the loop.
     mutating func announce(_ ids: some Sequence<ID>) -> Bool {
-        pendingKeys.formUnion(ids)
+        announce(ids.lazy.map { (id: $0, row: nil) })
+    }
+
+    /// Rows with these keys changed, in this order — with the row each change left, when the
+    /// replication stream carried it whole; true when the caller must start the loop.
+    mutating func announce(_ changes: some Sequence<(id: ID, row: StreamedRow?)>) -> Bool {
+        for (id, row) in changes {
+            pendingKeys.insert(id)
+            streamedRows[id] = row
+        }
         return pendingKeys.isEmpty ? false : start()
     }
 
@@ -89,15 +102,15 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
         return fullRuns.isEmpty ? false : start()
     }
 
-    /// The queries to run whole first — then the keys to read for all queries; nil when there is
-    /// nothing left (the loop ends).
-    mutating func next() -> (fullRuns: [QueryID], keys: [ID])? {
+    /// The queries to run whole first — then the keys to route for all queries, with the rows
+    /// the stream carried for some of them; nil when there is nothing left (the loop ends).
+    mutating func next() -> (fullRuns: [QueryID], keys: [ID], streamed: [ID: StreamedRow])? {
         guard !fullRuns.isEmpty || !pendingKeys.isEmpty else {
             isRunning = false
             return nil
         }
-        defer { (fullRuns, pendingKeys) = ([], []) }
-        return (Array(fullRuns), Array(pendingKeys))
+        defer { (fullRuns, pendingKeys, streamedRows) = ([], [], [:]) }
+        return (Array(fullRuns), Array(pendingKeys), streamedRows)
     }
 
     /// `query` runs whole next; true when the caller must start the loop.

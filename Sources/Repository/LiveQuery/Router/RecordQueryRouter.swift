@@ -49,9 +49,9 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
         routes.withLock { $0.remove(id) }
     }
 
-    /// Rows of the table were announced.
-    func changed(_ keys: [ChangeKey]) {
-        let ids = keys.compactMap { table.key.id(from: $0, as: R.ID.self) }
+    /// Rows of the table changed (in this order): announced, or streamed with their rows.
+    func changed(_ changes: [Change]) {
+        let ids = changes.compactMap { change in table.key.id(from: change.key, as: R.ID.self).map { (id: $0, row: change.row) } }
         if routes.withLock({ $0.announce(ids) }) { startLoop() }
     }
 
@@ -70,11 +70,11 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
     }
 
     private func loop() async {
-        while let (fullRuns, keys) = routes.withLock({ $0.next() }) {
+        while let (fullRuns, keys, streamed) = routes.withLock({ $0.next() }) {
             for id in fullRuns { await runWhole(id) }
             guard !keys.isEmpty else { continue }
             do {
-                try await route(keys)
+                try await route(keys, streamed: streamed)
             } catch {
                 repository?.report(.refreshFailed(table: table.qualifiedName, error))
             }
