@@ -214,15 +214,13 @@ extension LiveRepository: ChangeFeedReader {
                 metrics.lag.recordNanoseconds(Int64(max(0, Date().timeIntervalSince(earliest)) * 1_000_000_000))
             }
         }
-        // Queries over records read the announced rows of their tables with their contents and
-        // give them to the stores: those stores need no read of their own. Rows the replication
-        // stream carried whole are read by no one: the queries route them as they are, and the
-        // stores take them (or read themselves, when they cannot).
+        // Queries over records route the changed rows of their tables (read, or as the
+        // replication stream carried them) and give them to the stores, in the same update as
+        // their lists: those stores need no read of their own, and take no row here.
         let readByQueries = notifyQueries(of: changes)
+        let changes = readByQueries.isEmpty ? changes : changes.map { readByQueries.contains($0.table) ? $0.withoutRow : $0 }
         // A truncated table's stores read themselves: a query run again tells none of them its row is gone.
         let givenByQueries = readByQueries.subtracting(changes.lazy.filter { $0.operation == .truncate }.map(\.table))
-        let readKeys = givenByQueries.isEmpty ? [] : Set(changes.lazy.filter { $0.row == nil && givenByQueries.contains($0.table) }
-            .map { StoreKey(table: $0.table, key: $0.key.description) })
         // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker as its
         // stale stores are found, a part at a time, so the first rows are re-read while the
         // feed finds the rest — and it goes on receiving while they are.
@@ -231,7 +229,7 @@ extension LiveRepository: ChangeFeedReader {
         for start in stride(from: 0, to: changes.count, by: Self.staleScanPart) {
             let part = changes[start..<min(start + Self.staleScanPart, changes.count)]
             let found = staleStores(for: Array(part))
-            stale += readKeys.isEmpty ? found : found.filter { $0.storeKey.isAggregate || !readKeys.contains($0.storeKey) }
+            stale += givenByQueries.isEmpty ? found : found.filter { $0.storeKey.isAggregate || !givenByQueries.contains($0.tableName) }
             if stale.count > Self.feedThreadRefreshLimit {
                 scheduleRefresh(stale)
                 (stale, handedOver) = ([], true)

@@ -6,7 +6,8 @@ import IdentifiedCollections
 /// Element values are the member stores' values: an edit through `people[id: x]` is handed to
 /// that row's store (which writes it through), and every change of a member store is mirrored
 /// into the list and re-placed in order. Membership is the database's: after announcements,
-/// the announced rows are read with the query's condition, and the list changes in one update.
+/// the announced rows are read with the query's condition (or taken as the replication stream
+/// carried them), and the list changes in one update.
 final class LiveQueryStore<Element: Identifiable & Equatable & Sendable>: VarPersistence, @unchecked Sendable
 where Element.ID: Comparable & Sendable {
     // @unchecked: all mutable state lives in `cell`, behind its lock.

@@ -124,7 +124,8 @@ extension LiveRepository {
     }
 
     /// Hands announced changes to the live queries over their tables; returns the tables whose
-    /// rows the queries read themselves (with their contents, for the stores too).
+    /// rows the queries route themselves (read, or as the stream carried them), giving them to
+    /// the stores too.
     func notifyQueries(of changes: [Change]) -> Set<String> {
         let live = queries.withLock { $0.compactMap { weak in weak.query.map { ($0, weak.readsRows) } } }
         var readTables: Set<String> = []
@@ -133,7 +134,7 @@ extension LiveRepository {
             guard !mine.isEmpty else { continue }
             if mine.contains(where: { $0.operation == .truncate }) {
                 query.rerun()
-                if readsRows { readTables.insert(query.tableName) }  // no row of it is taken from the stream
+                if readsRows { readTables.insert(query.tableName) }
                 continue  // the stores of a truncated table read themselves
             }
             query.changed(mine)
@@ -172,7 +173,7 @@ extension LiveQueryStore: AnyLiveQuery where Element.ID: Decodable {
 /// A weak reference: a query lives as long as some handle onto its result.
 struct WeakQuery: Sendable {
     weak var query: (any AnyLiveQuery)?
-    /// Whether the query reads whole rows of its table (a query over records), and gives
+    /// Whether the query routes whole rows of its table (a query over records), and gives
     /// them to the rows' stores.
     var readsRows: Bool
 }

@@ -29,10 +29,10 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
     private var held: [QueryID: Set<ID>] = [:]
 
     private(set) var pendingKeys: Set<ID> = []
-    /// The rows the replication stream carried whole for pending keys — the latest change of
-    /// each: they are routed as they are, with no read. A later change of the row that the
-    /// stream did not carry whole (or a notification) drops it, and the row is read.
-    private(set) var streamedRows: [ID: StreamedRow] = [:]
+    /// The latest change of each pending key, when the replication stream carried its row
+    /// whole: such a row may be routed as it is, with no read. A later change of the row that
+    /// the stream did not carry whole (or a notification) drops it, and the row is read.
+    private(set) var streamed: [ID: Change] = [:]
     private(set) var fullRuns: Set<QueryID> = []
     private(set) var isRunning = false
 
@@ -83,15 +83,15 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
 
     /// Rows with these keys were announced; true when the caller must start the loop.
     mutating func announce(_ ids: some Sequence<ID>) -> Bool {
-        announce(ids.lazy.map { (id: $0, row: nil) })
+        announce(ids.lazy.map { (id: $0, change: nil) })
     }
 
-    /// Rows with these keys changed, in this order — with the row each change left, when the
-    /// replication stream carried it whole; true when the caller must start the loop.
-    mutating func announce(_ changes: some Sequence<(id: ID, row: StreamedRow?)>) -> Bool {
-        for (id, row) in changes {
+    /// Rows with these keys changed, in this order (`change` nil: a bare announcement); true
+    /// when the caller must start the loop.
+    mutating func announce(_ changes: some Sequence<(id: ID, change: Change?)>) -> Bool {
+        for (id, change) in changes {
             pendingKeys.insert(id)
-            streamedRows[id] = row
+            streamed[id] = change?.row == nil ? nil : change
         }
         return pendingKeys.isEmpty ? false : start()
     }
@@ -102,15 +102,18 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
         return fullRuns.isEmpty ? false : start()
     }
 
-    /// The queries to run whole first — then the keys to route for all queries, with the rows
-    /// the stream carried for some of them; nil when there is nothing left (the loop ends).
-    mutating func next() -> (fullRuns: [QueryID], keys: [ID], streamed: [ID: StreamedRow])? {
+    /// The queries to run whole first — then the keys to route for all queries, with the
+    /// streamed changes of some of them; nil when there is nothing left (the loop ends). After
+    /// whole runs, which read the table as it is now, no streamed row is routed: an older one
+    /// would land on top of them, and after a `TRUNCATE` or a new slot no later change may come
+    /// to set it right. Those keys are read.
+    mutating func next() -> (fullRuns: [QueryID], keys: [ID], streamed: [ID: Change])? {
         guard !fullRuns.isEmpty || !pendingKeys.isEmpty else {
             isRunning = false
             return nil
         }
-        defer { (fullRuns, pendingKeys, streamedRows) = ([], [], [:]) }
-        return (Array(fullRuns), Array(pendingKeys), streamedRows)
+        defer { (fullRuns, pendingKeys, streamed) = ([], [], [:]) }
+        return (Array(fullRuns), Array(pendingKeys), fullRuns.isEmpty ? streamed : [:])
     }
 
     /// `query` runs whole next; true when the caller must start the loop.

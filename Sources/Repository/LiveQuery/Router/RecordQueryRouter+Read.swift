@@ -1,18 +1,19 @@
 /// The router's read of announced rows: one statement per 1,000 keys for every query at once.
-/// Rows the replication stream carried whole are routed as they are, with no read.
+/// Rows the replication stream carried whole are routed as they are, with no read, where their
+/// live values can take them (see ``RecordQueryRouter/usableStreamedRows(_:)``).
 extension RecordQueryRouter {
     /// Reads the rows with these keys once — with a match column for each query the server
     /// checks — and gives each query the rows it may concern, in one update each; then the rows
-    /// to their stores, once. Of the rows in `streamed` (the stream's latest for those keys),
-    /// none is read unless the server checks some query: its statement reads them anyway.
-    func route(_ keys: [R.ID], streamed: [R.ID: StreamedRow] = [:]) async throws {
+    /// to their stores, once. Of the keys in `streamed` (their latest change, which carried the
+    /// row), those whose rows can be used as they are are not read.
+    func route(_ keys: [R.ID], streamed: [R.ID: Change] = [:]) async throws {
         guard let repository else { return }
         let number = repository.sequence.next()
         var rows: [R.ID: Committed<RecordContent<R>>] = [:]
         var reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])] = [:]
         var mustRunWhole: Set<ObjectIdentifier> = []
         /// The verdicts on the row `id` holds now (nil `values`: it is gone) go to each query's read.
-        func sort(_ id: R.ID, _ values: inout ResultRowValues?, server: [ObjectIdentifier: Bool]) {
+        func file(_ id: R.ID, _ values: inout ResultRowValues?, server: [ObjectIdentifier: Bool]) {
             for (query, member) in verdicts(for: id, row: &values, server: server) {
                 guard let member else {
                     mustRunWhole.insert(query)
@@ -22,12 +23,14 @@ extension RecordQueryRouter {
                 if member { reads[query, default: ([], [])].matching.append(id) }
             }
         }
-        let taken = streamed.isEmpty || serverCheckedCount > 0 ? [] : takeStreamed(streamed)
-        for var row in taken {
+        let usable = streamed.isEmpty ? [] : usableStreamedRows(streamed)
+        var fromStream: [R.ID: (store: LiveStore<RecordTable<R>>?, change: Change)] = [:]
+        for var row in usable {
             rows[row.id] = row.committed
-            sort(row.id, &row.values, server: [:])
+            fromStream[row.id] = (row.store, row.change)
+            file(row.id, &row.values, server: [:])
         }
-        let toRead = taken.isEmpty ? keys : keys.filter { id in streamed[id] == nil || rows[id] == nil }
+        let toRead = usable.isEmpty ? keys : keys.filter { fromStream[$0] == nil }
         for start in stride(from: 0, to: toRead.count, by: 1000) {
             let chunk = Array(toRead[start..<min(start + 1000, toRead.count)])
             var (sql, values, serverColumns, skipped) = try statement(chunk)
@@ -51,33 +54,37 @@ extension RecordQueryRouter {
             for ((record, version), row) in zip(try RecordTable<R>.decode(result), result) {
                 rows[record.id] = Committed(value: record, version: version)
                 var values: ResultRowValues? = ResultRowValues(result, row: row.index, positions: positions, columns: columns)
-                sort(record.id, &values, server: try serverPositions.mapValues { try row.decode(Bool.self, at: $0) })
+                file(record.id, &values, server: try serverPositions.mapValues { try row.decode(Bool.self, at: $0) })
             }
         }
         // Rows that are gone leave the queries that hold them.
         for id in toRead where rows[id] == nil {
             var gone: ResultRowValues? = nil
-            sort(id, &gone, server: [:])
+            file(id, &gone, server: [:])
         }
-        try await deliver(reads, rows: rows, keys: keys, streamed: Set(taken.map { $0.id }), readAs: number)
+        let readStreamed = fromStream.isEmpty ? streamed : streamed.filter { fromStream[$0.key] == nil }
+        try await deliver(reads, rows: rows, keys: keys, fromStream: fromStream, readStreamed: readStreamed, readAs: number)
         for query in mustRunWhole { self.mustRunWhole(query) }
     }
 
     /// Gives each query its read (the list first), then every row read to its live store —
-    /// matching or not, if one is held — and deletes the stores of rows that are gone; then
-    /// each query shows what its member stores hold. The stores of `streamed` rows take them
-    /// from the stream themselves (see ``SyncState/streamed(_:version:at:row:sequence:)``):
-    /// only a row that enters a query with no store yet is read, for the store it needs.
+    /// matching or not, if one is held — and deletes the stores of rows that are gone; each row
+    /// `fromStream` goes to its store as the stream's change. Then each query shows what its
+    /// member stores hold: one update per list, whichever way its rows came. A store whose row
+    /// the stream carried but which was read (`readStreamed`) is told of the change first, as
+    /// the feed tells stores no query routes for: from the version the read shows, it can take
+    /// the stream's next row.
     private func deliver(_ reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])],
-                         rows: [R.ID: Committed<RecordContent<R>>], keys: [R.ID], streamed: Set<R.ID>,
-                         readAs number: UInt64) async throws {
+                         rows: [R.ID: Committed<RecordContent<R>>], keys: [R.ID],
+                         fromStream: [R.ID: (store: LiveStore<RecordTable<R>>?, change: Change)],
+                         readStreamed: [R.ID: Change], readAs number: UInt64) async throws {
         guard let repository else { return }
-        let matchingIDs = Set(reads.values.flatMap(\.matching))
-        let stores = try await repository.sharedStores(table, ids: matchingIDs.filter { !streamed.contains($0) }, readAs: number) { ids in
+        let matchingIDs = Array(Set(reads.values.flatMap(\.matching)))
+        let stores = try await repository.sharedStores(table, ids: matchingIDs.filter { fromStream[$0] == nil }, readAs: number) { ids in
             ids.compactMap { id in rows[id].map { (id, $0) } }
         }
-        let streamedStores = streamed.isEmpty ? [] : try await repository.sharedStores(table, ids: matchingIDs.filter(streamed.contains))
-        let storeByID = Dictionary((stores + streamedStores).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var storeByID = Dictionary(stores.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for (id, streamed) in fromStream { storeByID[id] = streamed.store }
         var applied: [(LiveQueryStore<R>, QueryState<R>.Read)] = []
         for (id, found) in reads {
             guard let query = liveQuery(id) else { continue }
@@ -90,37 +97,34 @@ extension RecordQueryRouter {
             record(id, checked: found.checked, matching: Set(matching.map(\.element.id)))
             applied.append((query, read))
         }
-        let others = keys.filter { storeByID[$0] == nil && !streamed.contains($0) }
+        let others = keys.filter { storeByID[$0] == nil && fromStream[$0] == nil }
         let held = repository.stores.withLock { stores in
             others.map { (id: $0, store: stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.store as? LiveStore<RecordTable<R>>) }
         }
         // Its queries' member observers are not told of these updates: each query already holds
         // the rows, and its mirror below shows what the stores made of them.
+        var (taken, stale) = (0, [any AnyLiveStore]())
         QueryHandOver.run(by: self) {
+            if !readStreamed.isEmpty {
+                for store in stores { if let change = readStreamed[store.id] { _ = store.streamed(change, row: nil) } }
+                for (id, store) in held { if let store, let change = readStreamed[id] { _ = store.streamed(change, row: nil) } }
+            }
             for store in stores { store.applyRead(rows[store.id], sequence: number) }
             for (id, store) in held { store?.applyRead(rows[id], sequence: number) }
-        }
-        for (query, read) in applied { query.mirror(read) }
-    }
-
-    /// The rows the stream carried, decoded, with their values for the conditions evaluated
-    /// here; a row that does not decode (or whose columns are not the table's as this process
-    /// reads it) is left out, to be read.
-    private func takeStreamed(_ streamed: [R.ID: StreamedRow]) -> [(id: R.ID, committed: Committed<RecordContent<R>>, values: ResultRowValues?)] {
-        guard let expected = table.streamColumns else { return [] }
-        var taken: [(id: R.ID, committed: Committed<RecordContent<R>>, values: ResultRowValues?)] = []
-        taken.reserveCapacity(streamed.count)
-        // A batch of rows of the same columns at a time (the table may be altered between two).
-        for run in Dictionary(grouping: streamed.values, by: \.columns).values where run[0].columns.map(\.name) == expected {
-            let result = StreamedRow.result(run)
-            guard let decoded = try? RecordTable<R>.decode(result) else { continue }
-            let positions = Dictionary(result.columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-            for ((record, version), row) in zip(decoded, result) where streamed[record.id] != nil {
-                let values = ResultRowValues(result, row: row.index, positions: positions, columns: columns)
-                taken.append((record.id, Committed(value: record, version: version), values))
+            for (id, streamed) in fromStream {
+                guard let store = streamed.store else { continue }
+                let outcome = store.streamed(streamed.change, row: rows[id])
+                if outcome.taken { taken += 1 }
+                if outcome.stale { stale.append(store) }
             }
         }
-        return taken
+        for (query, read) in applied { query.mirror(read) }
+        if taken > 0 {
+            repository.metrics.rowsStreamed.increment(by: taken)
+            repository.reads.withLock { $0.streamed += taken }
+        }
+        // A live value that changed since its row was chosen (a write of its own began): read.
+        repository.scheduleRefresh(stale)
     }
 
     /// The statement reading these rows, with a match column (named in `serverColumns`) for each

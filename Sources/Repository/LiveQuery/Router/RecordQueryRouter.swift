@@ -1,7 +1,8 @@
 import IdentifiedCollections
 
 /// The live queries over one record type's table, kept current together: an announced row is
-/// read once per batch, whatever the number of queries, and each query it may concern (see
+/// read once per batch, whatever the number of queries (or placed as the replication stream
+/// carried it: see ``usableStreamedRows(_:)``), and each query it may concern (see
 /// ``QueryRoutes``) is told whether it matches — decided in this process for conditions it can
 /// evaluate (``CompiledCondition``), by one statement for all the others. Reads run one at a
 /// time, in order: a query's whole runs (its first load, after an outage) go through the same
@@ -51,7 +52,7 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
 
     /// Rows of the table changed (in this order): announced, or streamed with their rows.
     func changed(_ changes: [Change]) {
-        let ids = changes.compactMap { change in table.key.id(from: change.key, as: R.ID.self).map { (id: $0, row: change.row) } }
+        let ids = changes.compactMap { change in table.key.id(from: change.key, as: R.ID.self).map { (id: $0, change: Optional(change)) } }
         if routes.withLock({ $0.announce(ids) }) { startLoop() }
     }
 

@@ -1,0 +1,47 @@
+/// Which rows from the logical replication stream the router places as they are.
+extension RecordQueryRouter {
+    /// A row the stream carried, decoded, with its values for the conditions evaluated here,
+    /// and the live value (if any) that takes it.
+    struct UsableStreamedRow {
+        let id: R.ID
+        let committed: Committed<RecordContent<R>>
+        var values: ResultRowValues?
+        let store: LiveStore<RecordTable<R>>?
+        let change: Change
+    }
+
+    /// Of the rows in these changes (each key's latest, which carried its row), those placed as
+    /// they are, with no read. A row is read instead when: some query's condition is checked by
+    /// the server (its statement reads the rows anyway); the row does not decode, or its columns
+    /// are not the table's as this process reads it; its live value cannot take it (it does not
+    /// hold the stream's previous version of the row: see
+    /// ``SyncState/streamed(_:version:at:row:sequence:)``); or it enters a query with no live
+    /// value yet, which needs one. So a list and its members' values come from the same rows.
+    func usableStreamedRows(_ changes: [R.ID: Change]) -> [UsableStreamedRow] {
+        guard let repository, let expected = table.streamColumns, serverCheckedCount == 0 else { return [] }
+        let rows = changes.compactMap { id, change in change.row.map { (id: id, row: $0, change: change) } }
+        let held = repository.stores.withLock { stores in
+            rows.map { stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0.id))]?.store as? LiveStore<RecordTable<R>> }
+        }
+        var usable: [UsableStreamedRow] = []
+        usable.reserveCapacity(rows.count)
+        // A batch of rows of the same columns at a time (the table may be altered between two).
+        for (layout, run) in Dictionary(grouping: zip(rows, held), by: { $0.0.row.columns }) where layout.map(\.name) == expected {
+            let taking = run.filter { entry, store in store.map { $0.takesStreamed(at: entry.row.position) } ?? true }
+            guard !taking.isEmpty else { continue }
+            let result = StreamedRow.result(taking.map(\.0.row))
+            guard let decoded = try? RecordTable<R>.decode(result) else { continue }
+            let positions = Dictionary(result.columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+            for (((entry, store), (record, version)), row) in zip(zip(taking, decoded), result) where record.id == entry.id {
+                let values = ResultRowValues(result, row: row.index, positions: positions, columns: columns)
+                if store == nil {
+                    var probe: ResultRowValues? = values
+                    if verdicts(for: entry.id, row: &probe, server: [:]).contains(where: { $0.member != false }) { continue }
+                }
+                usable.append(UsableStreamedRow(id: entry.id, committed: Committed(value: record, version: version), values: values,
+                                                store: store, change: entry.change))
+            }
+        }
+        return usable
+    }
+}
