@@ -50,7 +50,7 @@ extension LiveRepository {
         // For missing aggregates' announcements, and outages (see ``AggregateMembership``).
         queries.withLock { queries in
             queries = queries.filter { $0.query != nil }
-            queries.append(WeakQuery(query: membership, readsRows: false))
+            queries.append(WeakQuery(query: membership, routesRows: false))
         }
         try await query.load()
         return query.handle()

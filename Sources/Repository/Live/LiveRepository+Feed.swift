@@ -217,10 +217,10 @@ extension LiveRepository: ChangeFeedReader {
         // Queries over records route the changed rows of their tables (read, or as the
         // replication stream carried them) and give them to the stores, in the same update as
         // their lists: those stores need no read of their own, and take no row here.
-        let readByQueries = notifyQueries(of: changes)
-        let changes = readByQueries.isEmpty ? changes : changes.map { readByQueries.contains($0.table) ? $0.withoutRow : $0 }
+        let routedByQueries = notifyQueries(of: changes)
+        let changes = routedByQueries.isEmpty ? changes : changes.map { routedByQueries.contains($0.table) ? $0.withoutRow : $0 }
         // A truncated table's stores read themselves: a query run again tells none of them its row is gone.
-        let givenByQueries = readByQueries.subtracting(changes.lazy.filter { $0.operation == .truncate }.map(\.table))
+        let givenByQueries = routedByQueries.subtracting(changes.lazy.filter { $0.operation == .truncate }.map(\.table))
         // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker as its
         // stale stores are found, a part at a time, so the first rows are re-read while the
         // feed finds the rest — and it goes on receiving while they are.

@@ -71,7 +71,7 @@ extension LiveRepository {
             routers[ObjectIdentifier(R.self)] = fresh
             return (fresh, true)
         }
-        if isNew { queries.withLock { $0.append(WeakQuery(query: fresh, readsRows: true)) } }
+        if isNew { queries.withLock { $0.append(WeakQuery(query: fresh, routesRows: true)) } }
         guard let router = router as? RecordQueryRouter<R> else { throw CancellationError() }
         return router
     }
@@ -127,20 +127,20 @@ extension LiveRepository {
     /// rows the queries route themselves (read, or as the stream carried them), giving them to
     /// the stores too.
     func notifyQueries(of changes: [Change]) -> Set<String> {
-        let live = queries.withLock { $0.compactMap { weak in weak.query.map { ($0, weak.readsRows) } } }
-        var readTables: Set<String> = []
-        for (query, readsRows) in live {
+        let live = queries.withLock { $0.compactMap { weak in weak.query.map { ($0, weak.routesRows) } } }
+        var routedTables: Set<String> = []
+        for (query, routesRows) in live {
             let mine = changes.filter { query.follows($0.table) }
             guard !mine.isEmpty else { continue }
             if mine.contains(where: { $0.operation == .truncate }) {
                 query.rerun()
-                if readsRows { readTables.insert(query.tableName) }
+                if routesRows { routedTables.insert(query.tableName) }
                 continue  // the stores of a truncated table read themselves
             }
             query.changed(mine)
-            if readsRows { readTables.insert(query.tableName) }
+            if routesRows { routedTables.insert(query.tableName) }
         }
-        return readTables
+        return routedTables
     }
 
     /// After an outage: every live query is run again.
@@ -175,7 +175,7 @@ struct WeakQuery: Sendable {
     weak var query: (any AnyLiveQuery)?
     /// Whether the query routes whole rows of its table (a query over records), and gives
     /// them to the rows' stores.
-    var readsRows: Bool
+    var routesRows: Bool
 }
 
 extension ChangeKey {

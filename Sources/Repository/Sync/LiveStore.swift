@@ -211,11 +211,13 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
 
     /// The stream delivered `change` with its row, decoded as `row` (nil: not decoded): taken
     /// when the state is one step behind the stream (see ``SyncState/streamed(_:version:at:row:sequence:)``);
-    /// otherwise whether the row must be read.
-    func streamed(_ change: Change, row: Committed<Content>?) -> (stale: Bool, taken: Bool) {
+    /// otherwise whether the row must be read. Taken, the row is numbered `number` — a number
+    /// drawn once the stream had delivered it (by default, now), so that a read started later
+    /// prevails, and an applied one refuses it.
+    func streamed(_ change: Change, row: Committed<Content>?, numbered number: UInt64? = nil) -> (stale: Bool, taken: Bool) {
         var outcome = (stale: false, taken: false)
         transition { sync in
-            let next = sync.streamed(change.operation, version: change.version, at: change.row?.position, row: row, sequence: sequence.next())
+            let next = sync.streamed(change.operation, version: change.version, at: change.row?.position, row: row, sequence: number ?? sequence.next())
             outcome = (next.stale, next.taken)
             return next.effects
         }

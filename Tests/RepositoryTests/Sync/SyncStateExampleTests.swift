@@ -94,4 +94,25 @@ struct SyncStateExampleTests {
         #expect((ours as? TwoColumns)?.a == 2)
         #expect(state.value.a == 9)
     }
+
+    @Test("a row from the stream numbered before a read already applied is refused and read again, though the state holds the stream's previous version")
+    func streamedRowOlderThanARead() {
+        var state = State(table: "t", key: "1", policy: .databaseWins, committed: Committed(value: TwoColumns(a: 0, b: 0), version: 1), sequence: 1)
+        let first = StreamedVersion(epoch: 1, version: 1)
+        _ = state.streamed(.update, version: 1, at: first, row: nil, sequence: 2)
+        // A read numbered 5 shows the row at version 1 still: the stream's marker and the state agree.
+        _ = state.applyRead(Committed(value: TwoColumns(a: 0, b: 0), version: 1), sequence: 5)
+        #expect(state.takesStreamed(at: StreamedVersion(epoch: 1, version: 2)))
+        // The stream's next row, chosen by a route numbered 4, before that read started.
+        let older = state.streamed(.update, version: 2, at: StreamedVersion(epoch: 1, version: 2),
+                                   row: Committed(value: TwoColumns(a: 2, b: 0), version: 2), sequence: 4)
+        #expect(!older.taken && older.stale)
+        #expect(state.committed.value == TwoColumns(a: 0, b: 0))
+        // Numbered after it, the same row is taken.
+        var later = State(table: "t", key: "1", policy: .databaseWins, committed: Committed(value: TwoColumns(a: 0, b: 0), version: 1), sequence: 1)
+        _ = later.streamed(.update, version: 1, at: first, row: nil, sequence: 2)
+        let taken = later.streamed(.update, version: 2, at: StreamedVersion(epoch: 1, version: 2),
+                                   row: Committed(value: TwoColumns(a: 2, b: 0), version: 2), sequence: 6)
+        #expect(taken.taken && later.committed.value == TwoColumns(a: 2, b: 0))
+    }
 }

@@ -106,23 +106,21 @@ extension RecordQueryRouter {
         var (taken, stale) = (0, [any AnyLiveStore]())
         QueryHandOver.run(by: self) {
             if !readStreamed.isEmpty {
-                for store in stores { if let change = readStreamed[store.id] { _ = store.streamed(change, row: nil) } }
-                for (id, store) in held { if let store, let change = readStreamed[id] { _ = store.streamed(change, row: nil) } }
+                for store in stores { if let change = readStreamed[store.id] { _ = store.streamed(change, row: nil, numbered: number) } }
+                for (id, store) in held { if let store, let change = readStreamed[id] { _ = store.streamed(change, row: nil, numbered: number) } }
             }
             for store in stores { store.applyRead(rows[store.id], sequence: number) }
             for (id, store) in held { store?.applyRead(rows[id], sequence: number) }
             for (id, streamed) in fromStream {
                 guard let store = streamed.store else { continue }
-                let outcome = store.streamed(streamed.change, row: rows[id])
+                // Numbered as this route's read: a read that started since prevails.
+                let outcome = store.streamed(streamed.change, row: rows[id], numbered: number)
                 if outcome.taken { taken += 1 }
                 if outcome.stale { stale.append(store) }
             }
         }
         for (query, read) in applied { query.mirror(read) }
-        if taken > 0 {
-            repository.metrics.rowsStreamed.increment(by: taken)
-            repository.reads.withLock { $0.streamed += taken }
-        }
+        if taken > 0 { fromStream.values.lazy.compactMap(\.store).first?.countStreamed(taken) }
         // A live value that changed since its row was chosen (a write of its own began): read.
         repository.scheduleRefresh(stale)
     }
