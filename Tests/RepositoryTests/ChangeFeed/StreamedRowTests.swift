@@ -100,6 +100,26 @@ struct StreamedRowTests {
         return (read, taken)
     }
 
+    @Test("under a live query, a statement changing more rows than the router places at once is read, one statement per 1,000 rows; after it, a row's next change is placed with no read")
+    func largeBatchUnderQuery() async throws {
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let all = try await repository.readAll(Many.self, orderBy: [.ascending(\.id)])
+        let writer = Database(configuration, maximumConnections: 1)
+        defer { writer.close() }
+        #expect(Self.manyRows > RecordQueryRouter<Many>.mostStreamedRowsPlaced)
+        let before = (repository.rowsRead, repository.rowsFromStream)
+        try await writer.query("UPDATE many SET n = 1")
+        #expect(try await eventually { all.value.allSatisfy { $0.n == 1 } })
+        #expect(repository.rowsRead - before.0 == Self.manyRows && repository.rowsFromStream == before.1)
+        for round in 2...3 {
+            let (read, taken) = (repository.rowsRead, repository.rowsFromStream)
+            try await writer.query("UPDATE many SET n = $1 WHERE id = 1", [round])
+            #expect(try await eventually { all.value[id: 1]?.n == Int64(round) })
+            #expect(repository.rowsRead == read && repository.rowsFromStream == taken + 1, "round \(round)")
+        }
+    }
+
     @Test("domain columns are taken from the stream as their base types, as reads give them (publish refuses a domain key)")
     func domains() async throws {
         let repository = LiveRepository(database, changes: .logicalReplication)

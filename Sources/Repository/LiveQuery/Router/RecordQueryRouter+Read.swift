@@ -23,7 +23,7 @@ extension RecordQueryRouter {
                 if member { reads[query, default: ([], [])].matching.append(id) }
             }
         }
-        let usable = streamed.isEmpty ? [] : usableStreamedRows(streamed)
+        let usable = streamed.isEmpty || streamed.count > Self.mostStreamedRowsPlaced ? [] : usableStreamedRows(streamed)
         var fromStream: [R.ID: (store: LiveStore<RecordTable<R>>?, change: Change)] = [:]
         for var row in usable {
             rows[row.id] = row.committed
