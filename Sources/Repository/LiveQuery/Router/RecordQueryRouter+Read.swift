@@ -98,9 +98,7 @@ extension RecordQueryRouter {
             applied.append((query, read))
         }
         let others = keys.filter { storeByID[$0] == nil && fromStream[$0] == nil }
-        let held = repository.stores.withLock { stores in
-            others.map { (id: $0, store: stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.store as? LiveStore<RecordTable<R>>) }
-        }
+        let held = zip(others, heldStores(others, in: repository)).map { (id: $0, store: $1) }
         // Its queries' member observers are not told of these updates: each query already holds
         // the rows, and its mirror below shows what the stores made of them.
         var (taken, stale) = (0, [any AnyLiveStore]())

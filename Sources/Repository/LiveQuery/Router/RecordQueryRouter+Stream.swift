@@ -28,9 +28,7 @@ extension RecordQueryRouter {
     func usableStreamedRows(_ changes: [R.ID: Change]) -> [UsableStreamedRow] {
         guard let repository, let expected = table.streamColumns, serverCheckedCount == 0 else { return [] }
         let rows = changes.compactMap { id, change in change.row.map { (id: id, row: $0, change: change) } }
-        let held = repository.stores.withLock { stores in
-            rows.map { stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0.id))]?.store as? LiveStore<RecordTable<R>> }
-        }
+        let held = heldStores(rows.map(\.id), in: repository)
         var usable: [UsableStreamedRow] = []
         usable.reserveCapacity(rows.count)
         // A batch of rows of the same columns at a time (the table may be altered between two).
@@ -51,5 +49,13 @@ extension RecordQueryRouter {
             }
         }
         return usable
+    }
+
+    /// The live stores `repository` holds for these rows (nil where it holds none), in order,
+    /// under one lock.
+    func heldStores(_ ids: [R.ID], in repository: LiveRepository) -> [LiveStore<RecordTable<R>>?] {
+        repository.stores.withLock { stores in
+            ids.map { stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.store as? LiveStore<RecordTable<R>> }
+        }
     }
 }
