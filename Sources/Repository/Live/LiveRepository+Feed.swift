@@ -75,8 +75,8 @@ extension LiveRepository {
 
     func handle(_ event: ChangeFeedEvent) async {
         switch event {
-        case .changes:
-            break  // handled on the feed's own thread (ChangeFeedReader)
+        case .changes, .ignored:
+            break  // a feed with a reader (this repository) hands its changes to the reader instead
         case .reconnected:
             readFailed.withLock { $0 = false }
             feedListens()
@@ -97,8 +97,6 @@ extension LiveRepository {
             report(.changeFeedDisconnected(error))
         case .connected:
             feedListens()
-        case .ignored:
-            break
         }
     }
 
