@@ -109,9 +109,13 @@ struct RecordTable<R: Record>: Sendable {
     static func decode(_ result: QueryResult) throws -> [(record: R, version: Int64)] {
         guard !result.isEmpty else { return [] }
         let version = try result.columnIndex(RowVersion.column, decoding: Int64.self)
-        return try zip(result.decode(R.self, columns: R.columnNaming), result).map { record, row in
-            (record, try result.cell(row: row.index, column: version).decodeInteger(Int64.self))
+        let records = try result.decode(R.self, columns: R.columnNaming)
+        var rows: [(record: R, version: Int64)] = []
+        rows.reserveCapacity(records.count)
+        for (index, record) in records.enumerated() {
+            rows.append((record, try result.cell(row: index, column: version).decodeInteger(Int64.self)))
         }
+        return rows
     }
 }
 

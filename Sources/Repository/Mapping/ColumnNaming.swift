@@ -9,7 +9,7 @@ public struct ColumnNaming: Sendable {
     }
 
     /// `firstName` ↔ `first_name`, `userID` ↔ `user_id`, `htmlURL2` ↔ `html_url2` (the default).
-    public static let snakeCase = ColumnNaming(snakeCased)
+    public static let snakeCase = ColumnNaming { SnakeCasedNames.shared.name(of: $0) }
 
     /// Columns are named exactly like the properties.
     public static let exact = ColumnNaming { $0 }
@@ -58,28 +58,49 @@ public struct ColumnNaming: Sendable {
 }
 
 /// Where each property's column is in a result; conversions cached for the rows of one decode.
+///
+/// A record's properties are few and asked for in the same order on every row, so each is
+/// found by a scan from where the last one was, with no hashing; a column is found by its name
+/// the same way, through a dictionary only for wide results. Nothing is built up front: a
+/// one-row result (a read, a write's returned row) pays only for the properties it decodes.
 final class ColumnLayout {
     let result: QueryResult
     private let naming: ColumnNaming
-    private let indexByName: [String: Int]
-    private var indexByKey: [String: Int?] = [:]
-
-    init(result: QueryResult, naming: ColumnNaming) {
-        self.result = result
-        self.naming = naming
+    /// The properties asked for so far, in the order first asked, with their columns.
+    private var resolved: [(key: String, column: Int?)] = []
+    /// Where in ``resolved`` the next property asked for likely is.
+    private var cursor = 0
+    /// The columns by name, for results wider than a scan suits (built on first use).
+    private lazy var indexByName: [String: Int] = {
         var indexByName: [String: Int] = [:]
         for (index, column) in result.columns.enumerated() where indexByName[column.name] == nil {
             indexByName[column.name] = index
         }
-        self.indexByName = indexByName
+        return indexByName
+    }()
+
+    init(result: QueryResult, naming: ColumnNaming) {
+        self.result = result
+        self.naming = naming
     }
 
     func columnName(for key: String) -> String { naming.columnName(key) }
 
     func columnIndex(for key: String) -> Int? {
-        if let cached = indexByKey[key] { return cached }
-        let index = indexByName[naming.columnName(key)]
-        indexByKey[key] = index
-        return index
+        if cursor < resolved.count, resolved[cursor].key == key { return found(at: cursor) }
+        if let index = resolved.firstIndex(where: { $0.key == key }) { return found(at: index) }
+        resolved.append((key, column(named: naming.columnName(key))))
+        return found(at: resolved.count - 1)
+    }
+
+    private func found(at index: Int) -> Int? {
+        cursor = index + 1 == resolved.count ? 0 : index + 1
+        return resolved[index].column
+    }
+
+    /// The first column named `name`.
+    private func column(named name: String) -> Int? {
+        guard result.columns.count > 16 else { return result.columns.firstIndex { $0.name == name } }
+        return indexByName[name]
     }
 }

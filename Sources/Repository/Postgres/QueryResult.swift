@@ -45,7 +45,10 @@ public struct QueryResult: Sendable, RandomAccessCollection {
     /// Every row decoded as `type`, properties matched to columns by `columns`.
     public func decode<T: Decodable>(_ type: T.Type, columns naming: ColumnNaming = .snakeCase) throws -> [T] {
         let layout = ColumnLayout(result: self, naming: naming)
-        return try map { try T(from: RowDecoder(row: $0, layout: layout)) }
+        var decoded: [T] = []
+        decoded.reserveCapacity(count)
+        for index in indices { decoded.append(try T(from: RowDecoder(row: Row(result: self, index: index), layout: layout))) }
+        return decoded
     }
 
     /// The index of the column named `name`, for decoding it as `swiftType` in every row.
