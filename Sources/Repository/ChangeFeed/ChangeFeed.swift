@@ -37,7 +37,8 @@ public final class ChangeFeed: Sendable {
 
     private let isStopping = Locked(false)
     private let wakeUp: (read: Int32, write: Int32)
-    /// Set by a consumer that re-reads rows on the feed's own thread (the live repository).
+    /// Set by a consumer that re-reads rows on the feed's own thread (the live repository):
+    /// changes and ignored notifications then go to it alone, not to ``events``.
     let reader = WeakChangeFeedReader()
 
     /// Starts listening on `channel`, as application `<configuration.applicationName> (change feed)`.

@@ -2,7 +2,8 @@ import Foundation
 import Logging
 
 /// The change feed's thread: owns the feed's session (see ``FeedSession``), which nothing else
-/// touches — waits on its socket, hands what arrives to the reader and the feed's events, and,
+/// touches — waits on its socket, hands what arrives to the reader (or, with none, to the
+/// feed's events), reports the connection's state in the events, and,
 /// when the connection is lost, reports it and opens a new session with backoff.
 final class FeedLoop {
     private let makeSession: () throws -> any FeedSession
@@ -66,7 +67,7 @@ final class FeedLoop {
     ///
     /// A reader takes the changes instead of the events: each event wakes the task that
     /// consumes them on Swift's pool, and a live repository's consumer has nothing to do
-    /// with changes its reader applied (measured: 5–7% of a write's CPU, one wake-up per batch).
+    /// with changes its reader applied (measured: 5.5% of write-through's samples, a wake-up per batch).
     private var output: FeedOutput {
         FeedOutput(changes: { [reader, emit] changes, query in
             guard let reader = reader.current else { return emit(.changes(changes)) }

@@ -70,6 +70,9 @@ final class ColumnLayout {
     private var resolved: [(key: String, column: Int?)] = []
     /// Where in ``resolved`` the next property asked for likely is.
     private var cursor = 0
+    /// Where the property asked for last is: an optional property is asked for again at once
+    /// (`decodeIfPresent` asks whether it is there, whether it is null, then for its value).
+    private var last = 0
     /// The columns by name, for results wider than a scan suits (built on first use).
     private lazy var indexByName: [String: Int] = {
         var indexByName: [String: Int] = [:]
@@ -87,6 +90,7 @@ final class ColumnLayout {
     func columnName(for key: String) -> String { naming.columnName(key) }
 
     func columnIndex(for key: String) -> Int? {
+        if last < resolved.count, resolved[last].key == key { return resolved[last].column }
         if cursor < resolved.count, resolved[cursor].key == key { return found(at: cursor) }
         if let index = resolved.firstIndex(where: { $0.key == key }) { return found(at: index) }
         resolved.append((key, column(named: naming.columnName(key))))
@@ -94,6 +98,7 @@ final class ColumnLayout {
     }
 
     private func found(at index: Int) -> Int? {
+        last = index
         cursor = index + 1 == resolved.count ? 0 : index + 1
         return resolved[index].column
     }

@@ -43,6 +43,22 @@ struct ColumnLayoutTests {
         }
     }
 
+    struct Contact: Decodable, Equatable {
+        var name: String
+        var nickName: String?
+        var phoneNumber: String?
+        var faxNumber: String?
+    }
+
+    @Test("optional properties, each asked for several times by decodeIfPresent: present, NULL and missing columns")
+    func optionals() throws {
+        let storage = Array("aliceal".utf8)
+        let result = QueryResult(columns: ["phone_number", "name", "nick_name"].map { QueryResult.Column(name: $0, type: .text) },
+                                 storage: storage, cells: [nil, 0..<5, 5..<7, 0..<5, 0..<5, nil],
+                                 commandTag: "SELECT 2", affectedRows: 2)
+        #expect(try result.decode(Contact.self) == [Contact(name: "alice", nickName: "al"), Contact(name: "alice", phoneNumber: "alice")])
+    }
+
     @Test("snake_case names are kept for the names seen, up to a bound, and converted the same either way")
     func cachedNames() {
         let cache = SnakeCasedNames()
