@@ -8,12 +8,18 @@ extension Cell {
         var reader = BinaryReader(try nonNull(Date.self))
         switch type {
         case .timestamptz, .timestamp:
-            return TimestampFormat.date(postgresMicroseconds: try reader.read(Int64.self))
+            guard let date = TimestampFormat.date(postgresMicroseconds: try reader.read(Int64.self)) else {
+                throw error(Date.self, .invalidData(TimestampFormat.inexactDate))
+            }
+            return date
         case .date:
             let days = try reader.read(Int32.self)
             if days == .max { return .distantFuture }
             if days == .min { return .distantPast }
-            return TimestampFormat.date(postgresMicroseconds: Int64(days) * TimestampFormat.microsecondsPerDay)
+            guard let date = TimestampFormat.date(postgresMicroseconds: Int64(days) * TimestampFormat.microsecondsPerDay) else {
+                throw error(Date.self, .invalidData(TimestampFormat.inexactDate))
+            }
+            return date
         default: throw error(Date.self, .typeMismatch)
         }
     }

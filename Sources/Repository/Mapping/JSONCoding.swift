@@ -21,7 +21,7 @@ enum JSONCoding {
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
             if let date = TimestampFormat.date(parsing: text) { return date }
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected an ISO-8601 date, found \(text)")
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected an ISO-8601 date that a Date holds to the microsecond, found \(text)")
         }
         return decoder
     }

@@ -66,25 +66,38 @@ enum TimestampFormat {
         return pad(year <= 0 ? 1 - year : year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + (year <= 0 ? " BC" : "")
     }
 
+    /// Microseconds from 1970-01-01 to 2001-01-01, `Date`'s own reference.
+    static let referenceMicroseconds: Int64 = 978_307_200_000_000
+
     /// Microseconds since 1970, rounded as PostgreSQL rounds; nil for ±infinity (`distantFuture`,
     /// `distantPast`) and for dates too far for an Int64 of microseconds (beyond ±292,000 years).
+    /// Counted from `Date`'s own reference, so that no addition in floating point rounds first.
     static func unixMicroseconds(_ date: Date) -> Int64? {
         if date == .distantFuture || date == .distantPast { return nil }
-        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let micros = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
         guard micros.isFinite, abs(micros) < 9.2e18 else { return nil }
-        return Int64(micros)
+        return Int64(micros).addingReportingOverflow(referenceMicroseconds).partialValue
     }
 
-    /// The date for a binary `timestamptz`/`timestamp` (microseconds since 2000-01-01).
-    static func date(postgresMicroseconds micros: Int64) -> Date {
+    /// The date for a binary `timestamptz`/`timestamp` (microseconds since 2000-01-01); nil when
+    /// a `Date` cannot hold it exactly (see ``date(unixMicroseconds:)``).
+    static func date(postgresMicroseconds micros: Int64) -> Date? {
         if micros == .max { return .distantFuture }
         if micros == .min { return .distantPast }
         return date(unixMicroseconds: micros + postgresEpochMicroseconds)
     }
 
-    static func date(unixMicroseconds micros: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(micros) / 1_000_000)
+    /// The date `micros` after 1970 — or nil when a `Date` cannot hold it exactly: a `Date` is
+    /// a `Double` of seconds since 2001, exact to the microsecond within 2^32 seconds of it
+    /// (1865 to 2137) and coarser further away (`9999-12-31 23:59:59.999999` would read as year
+    /// 10000). Whole seconds are always exact, and so is any `Date` this process made.
+    static func date(unixMicroseconds micros: Int64) -> Date? {
+        let date = Date(timeIntervalSinceReferenceDate: Double(micros - referenceMicroseconds) / 1_000_000)
+        return unixMicroseconds(date) == micros ? date : nil
     }
+
+    /// Why ``date(unixMicroseconds:)`` gave no date: for the error a decode throws.
+    static let inexactDate = "a Date cannot hold this timestamp to the microsecond (its precision falls below one more than 136 years from 2001); read it as String to keep every digit"
 
     static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
         let quotient = a / b - (a % b < 0 ? 1 : 0)

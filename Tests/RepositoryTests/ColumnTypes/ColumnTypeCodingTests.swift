@@ -5,7 +5,8 @@ import Testing
 /// The column types' text and JSON forms, and JSON's repeated keys and dates, without a server.
 @Suite("Column types: text and JSON forms")
 struct ColumnTypeCodingTests {
-    static func micros(_ value: Int64) -> Date { Date(timeIntervalSince1970: Double(value) / 1_000_000) }
+    /// The `Date` nearest to `value` microseconds after 1970, counted from `Date`'s own reference (2001).
+    static func micros(_ value: Int64) -> Date { Date(timeIntervalSinceReferenceDate: Double(value - 978_307_200_000_000) / 1_000_000) }
 
     struct Everything: Codable, Equatable {
         var wait: PostgresInterval

@@ -1,0 +1,52 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// A `Date` is a `Double` of seconds since 2001: to the microsecond within 2^32 seconds (about
+/// 136 years) of it, coarser further away. A timestamp it cannot hold exactly is an error naming the column,
+/// never a rounded value (found by a stranger's run: `9999-12-31 23:59:59.999999` read as
+/// year 10000, `1000-06-01 00:00:00.000003` as `.000004`).
+@Suite("Timestamps a Date holds exactly, or an error")
+struct TimestampExactnessTests {
+    /// A binary `timestamptz` cell holding `micros` after 2000-01-01.
+    static func cell(_ micros: Int64) -> Cell {
+        Cell(column: "at", type: .timestamptz, bytes: ArraySlice(withUnsafeBytes(of: micros.bigEndian) { Array($0) }))
+    }
+
+    /// Microseconds after 2000-01-01 of a UTC time.
+    static func micros(_ year: Int64, _ month: Int64, _ day: Int64, seconds: Int64 = 0, fraction: Int64 = 0) -> Int64 {
+        (TimestampFormat.days(year: year, month: month, day: day) * 86_400 + seconds) * 1_000_000 + fraction - TimestampFormat.postgresEpochMicroseconds
+    }
+
+    @Test("values a Date cannot hold to the microsecond are refused in one line naming the column")
+    func refused() {
+        for micros in [Self.micros(9999, 12, 31, seconds: 86_399, fraction: 999_999), Self.micros(1000, 6, 1, fraction: 3),
+                       Self.micros(5000, 1, 1, fraction: 1), Self.micros(1, 1, 1, fraction: 1)] {
+            let result = Result { try Self.cell(micros).decodeDate() }
+            let message = result.failure.map { "\($0)" } ?? ""
+            #expect(message.contains("column \"at\"") && message.contains("read it as String") && !message.contains("\n"), "\(micros): \(result)")
+        }
+    }
+
+    @Test("whole seconds in any year, and every microsecond from 1866 to 2136 (within 2^32 seconds of 2001), read exactly")
+    func exact() throws {
+        for micros in [Self.micros(1, 1, 1), Self.micros(9999, 12, 31, seconds: 86_399), Self.micros(2024, 2, 29, seconds: 49_506, fraction: 123_457)] {
+            #expect(try TimestampFormat.unixMicroseconds(Self.cell(micros).decodeDate()) == micros + TimestampFormat.postgresEpochMicroseconds)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let span = Self.micros(2136, 1, 1) - Self.micros(1866, 1, 1)
+        for _ in 0..<100_000 {
+            let micros = Self.micros(1866, 1, 1) + Int64.random(in: 0..<span, using: &generator)
+            #expect(try TimestampFormat.unixMicroseconds(Self.cell(micros).decodeDate()) == micros + TimestampFormat.postgresEpochMicroseconds)
+        }
+    }
+
+    @Test("a Date this process made is written and read back as itself, whatever its year")
+    func ownDatesRoundTrip() throws {
+        for seconds in [-62_135_596_800.000_001, 253_402_300_799.999_999, 1e11 + 0.123_456, 1_709_214_306.123_457] {
+            let date = Date(timeIntervalSince1970: seconds)
+            let micros = try #require(TimestampFormat.unixMicroseconds(date))
+            #expect(try Self.cell(micros - TimestampFormat.postgresEpochMicroseconds).decodeDate() == date)
+        }
+    }
+}
