@@ -85,7 +85,7 @@ extension LiveStore: AnyLiveStore {
         let number = first.sequenceNumber()
         let rows = try await first.table.read(stores.map { $0.id })
         first.countReread(rows.count)
-        apply(rows, to: stores, sequence: number)
+        try apply(rows, to: stores, sequence: number)
     }
 
     func refresh(_ stores: [any AnyLiveStore], using query: FeedQuery) throws {
@@ -93,12 +93,13 @@ extension LiveStore: AnyLiveStore {
         let number = sequenceNumber()
         let rows = try table.read(typed.map { $0.id }, using: query)
         countReread(rows.count)
-        Self.apply(rows, to: typed, sequence: number)
+        try Self.apply(rows, to: typed, sequence: number)
     }
 
     /// Applies rows read as number `sequence`; a store whose row did not come back was deleted.
-    static func apply(_ rows: [(id: Table.ID, committed: Committed<Content>)], to stores: [LiveStore<Table>], sequence: UInt64) {
-        let byID = Dictionary(rows.map { ($0.id, $0.committed) }, uniquingKeysWith: { first, _ in first })
+    /// Two rows whose ids are one in Swift but two in the database are refused (``DistinctKeys``).
+    static func apply(_ rows: [(id: Table.ID, committed: Committed<Content>)], to stores: [LiveStore<Table>], sequence: UInt64) throws {
+        let byID = try DistinctKeys.byID(rows.lazy.map { (id: $0.id, row: $0.committed) }, table: stores.first?.table.qualifiedName ?? "")
         for store in stores { store.applyRead(byID[store.id], sequence: sequence) }
     }
 }

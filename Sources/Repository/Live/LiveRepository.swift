@@ -200,11 +200,14 @@ public final class LiveRepository: Sendable {
         try await waitUntilListening()
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: Table.holdsAggregates) }
         var found = stores.withLock { stores in keys.map { stores[$0]?.store as? LiveStore<Table> } }
+        for (store, key) in zip(found, keys) {
+            if let store, !DistinctKeys.same(store.keyText, key.key) { throw DistinctKeys.collision(table: table.qualifiedName, store.keyText, key.key) }
+        }
         let missing = ids.indices.filter { found[$0].map { $0.state == .deleted } ?? true }
         guard !missing.isEmpty else { return found.compactMap { $0 } }
         let number = number ?? sequence.next()
         let rows = try await (read ?? table.read)(missing.map { ids[$0] })
-        let byID = Dictionary(rows.map { ($0.id, $0.committed) }, uniquingKeysWith: { first, _ in first })
+        let byID = try DistinctKeys.byID(rows.lazy.map { (id: $0.id, row: $0.committed) }, table: table.qualifiedName)
         var fresh: [LiveStore<Table>] = []
         for index in missing {
             let row = byID[ids[index]]
@@ -215,7 +218,7 @@ public final class LiveRepository: Sendable {
             }
             guard let row else { continue }
             let (store, isNew) = register(keys[index]) {
-                LiveStore(id: ids[index], committed: row, readAs: number, table: table, context: context,
+                LiveStore(id: ids[index], keyText: keys[index].key, committed: row, readAs: number, table: table, context: context,
                           committedChanged: committedChanged.map { told in { [key = keys[index]] in told(key, $0) } })
             }
             if isNew { committedChanged?(keys[index], row) } else { store.applyRead(row, sequence: number) }

@@ -91,7 +91,7 @@ extension LiveRepository {
                 guard !result.isEmpty else { continue }
                 let matches = try result.columnIndex(QueryPredicate.matchesColumn, decoding: Bool.self)
                 for ((record, version), row) in zip(try RecordTable<R>.decode(result), result) {
-                    rows[record.id] = Committed(value: record, version: version)
+                    try DistinctKeys.add(Committed(value: record, version: version), to: &rows, table: table.qualifiedName)
                     if try row.decode(Bool.self, at: matches) { matchingIDs.append(record.id) } else { notMatchingIDs.append(record.id) }
                 }
             }

@@ -9,7 +9,10 @@ import Foundation
 /// Elements are ordered by Swift's `<` on these properties, then by id, so a changed row can be
 /// placed without asking the server, and the order is the same in every process. A NaN
 /// (`Double`, `Float`, `Decimal`) sorts above every number and equal to another NaN, as
-/// PostgreSQL has it: `<` alone orders no NaN, which would scramble the list.
+/// PostgreSQL has it: `<` alone orders no NaN, which would scramble the list. Strings are
+/// ordered by their UTF-8 bytes, as PostgreSQL's `C` collation orders text (Swift's `<` agrees
+/// for text in Unicode's composed form, NFC; it would put `e` with a combining accent where
+/// `é` goes). Under a linguistic collation (ICU, a locale's) the server orders differently.
 public struct SortKey<Element>: Sendable {
     /// Negative, zero or positive as the first element goes before, with, or after the second.
     let compare: @Sendable (Element, Element) -> Int
@@ -17,6 +20,12 @@ public struct SortKey<Element>: Sendable {
     /// Smaller values first.
     public static func ascending<Property: Comparable & SendableMetatype>(_ property: any KeyPath<Element, Property> & Sendable) -> SortKey {
         let path = Path(keyPath: property)
+        if Property.self == String.self {
+            // Property is String here, so the cast only re-labels the values.
+            return SortKey { first, second in
+                TextOrder.compare(unsafeBitCast(first[keyPath: path.keyPath], to: String.self), unsafeBitCast(second[keyPath: path.keyPath], to: String.self))
+            }
+        }
         guard let isNaN = nanTest(Property.self) else {
             return SortKey { first, second in
                 let (a, b) = (first[keyPath: path.keyPath], second[keyPath: path.keyPath])
@@ -55,15 +64,25 @@ public struct SortKey<Element>: Sendable {
     }
 }
 
-/// The total order of a live query's elements: its sort keys, then the id.
+/// The total order of a live query's elements: its sort keys, then the id (a `String` id by
+/// its UTF-8 bytes, as the sort keys order strings).
 struct QueryOrder<Element: Identifiable>: Sendable where Element.ID: Comparable {
     let keys: [SortKey<Element>]
+    /// Whether ids are strings, ordered by their bytes (decided once, not per comparison).
+    private let idsAreStrings: Bool
+
+    init(keys: [SortKey<Element>]) {
+        self.keys = keys
+        idsAreStrings = Element.ID.self == String.self
+    }
 
     func precedes(_ first: Element, _ second: Element) -> Bool {
         for key in keys {
             let result = key.compare(first, second)
             if result != 0 { return result < 0 }
         }
+        // Element.ID is String when idsAreStrings, so the casts only re-label the values.
+        if idsAreStrings { return TextOrder.compare(unsafeBitCast(first.id, to: String.self), unsafeBitCast(second.id, to: String.self)) < 0 }
         return first.id < second.id
     }
 
@@ -79,5 +98,20 @@ struct QueryOrder<Element: Identifiable>: Sendable where Element.ID: Comparable 
             }
         }
         return low
+    }
+}
+
+/// Text in the order of its UTF-8 bytes: PostgreSQL's `C` collation.
+enum TextOrder {
+    /// Negative, zero or positive as `a`'s UTF-8 bytes go before, with or after `b`'s.
+    static func compare(_ a: String, _ b: String) -> Int {
+        var (a, b) = (a, b)
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
+                let common = min(a.count, b.count)
+                let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+                return order != 0 ? Int(order.signum()) : (a.count < b.count ? -1 : (a.count > b.count ? 1 : 0))
+            }
+        }
     }
 }

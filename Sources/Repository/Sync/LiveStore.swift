@@ -31,11 +31,12 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         case woken((any Error)?)
     }
 
-    init(id: Table.ID, committed: Committed<Content>, readAs sequenceNumber: UInt64, table: Table, context: LiveContext,
+    /// A store of the row `id`, which the identity map names `keyText` (``LiveRepository/keyText(_:)``).
+    init(id: Table.ID, keyText: String, committed: Committed<Content>, readAs sequenceNumber: UInt64, table: Table, context: LiveContext,
          committedChanged: (@Sendable (Committed<Content>) -> Void)? = nil) {
         self.id = id
         self.table = table
-        self.keyText = LiveRepository.keyText(id)
+        self.keyText = keyText
         self.sequence = context.sequence
         self.report = context.report
         self.metrics = context.metrics

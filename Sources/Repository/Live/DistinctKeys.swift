@@ -1,0 +1,42 @@
+/// Rows matched to their ids by Swift's `==` — which counts two strings equal when they differ
+/// only in Unicode normalization (`"é"` as one scalar, or `e` and a combining accent), where
+/// PostgreSQL keeps two rows apart. Such rows cannot both be held: they would share one live
+/// value, and a write meant for one could land on the other. They are refused instead, with an
+/// error naming both keys.
+enum DistinctKeys {
+    /// Whether two keys, equal in Swift, are the same bytes (``LiveRepository/keyText(_:)``).
+    static func same(_ text: String, _ other: String) -> Bool {
+        text.utf8.elementsEqual(other.utf8)
+    }
+
+    /// The error for `text` and `other`: equal in Swift, apart in the database.
+    static func collision(table: String, _ text: String, _ other: String) -> PostgresError {
+        func shown(_ key: String) -> String {
+            let bytes = key.utf8.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }
+            return key.debugDescription + " (UTF-8 " + bytes.joined(separator: " ") + ")"
+        }
+        return PostgresError(.invalidParameter, "\(table): the keys \(shown(text)) and \(shown(other)) are two rows in the database but one id in Swift, "
+                             + "whose String compares them after Unicode normalization; normalize the keys (for example to NFC) or use an id type that compares bytes")
+    }
+
+    /// `rows` by id; two rows whose ids are equal in Swift but not the same bytes throw.
+    static func byID<ID: Hashable & Encodable, Row>(_ rows: some Sequence<(id: ID, row: Row)>, table: String) throws -> [ID: Row] {
+        var found: [ID: (id: ID, row: Row)] = [:]
+        for (id, row) in rows {
+            if let earlier = found.updateValue((id, row), forKey: id) {
+                let (text, other) = (LiveRepository.keyText(earlier.id), LiveRepository.keyText(id))
+                if !same(text, other) { throw collision(table: table, text, other) }
+                found[id] = earlier  // the same row twice: the first is kept, as before
+            }
+        }
+        return found.mapValues(\.row)
+    }
+
+    /// Adds a record read to `rows`; a record whose id is equal in Swift to one there, but not
+    /// the same bytes, throws.
+    static func add<R: Record>(_ row: Committed<RecordContent<R>>, to rows: inout [R.ID: Committed<RecordContent<R>>], table: String) throws {
+        guard let earlier = rows.updateValue(row, forKey: row.value.id) else { return }
+        let (text, other) = (LiveRepository.keyText(earlier.value.id), LiveRepository.keyText(row.value.id))
+        if !same(text, other) { throw collision(table: table, text, other) }
+    }
+}
