@@ -49,13 +49,27 @@ struct CapturedDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy _: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard case .keyed(let values) = captured else { throw mismatch([String: Any].self) }
+        guard case .keyed(let values) = try seenThroughSingleValues() else { throw mismatch([String: Any].self) }
         return KeyedDecodingContainer(CapturedKeyedContainer<Key>(values: values, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        guard case .unkeyed(let values) = captured else { throw mismatch([Any].self) }
+        guard case .unkeyed(let values) = try seenThroughSingleValues() else { throw mismatch([Any].self) }
         return CapturedUnkeyedContainer(values: values, codingPath: codingPath)
+    }
+
+    /// The captured value, seen through single-value containers holding a value that encodes
+    /// as a container: to an encoder such as JSON's, a value encoded as a single value holding
+    /// an array *is* that array, and types rely on it (`IdentifiedArray` encodes its elements as
+    /// one value and decodes them as an array). A few levels at most, in case a value encodes
+    /// as itself.
+    private func seenThroughSingleValues() throws -> CapturedValue {
+        var current = captured
+        for _ in 0..<8 {
+            guard case .single(let inner) = current else { return current }
+            current = try inner.opened()
+        }
+        return current
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
