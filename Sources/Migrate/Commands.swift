@@ -98,7 +98,7 @@ struct New: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("What the migration does, e.g. add_email.", valueName: "name")) var name: String
 
     func run() async throws {
-        StandardOutput.line(try Migrator.createFile(named: name, in: dir))
+        StandardOutput.line(TerminalText.escaped(try Migrator.createFile(named: name, in: dir), limit: 2000))
     }
 }
 

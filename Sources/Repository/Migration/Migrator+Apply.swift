@@ -9,6 +9,7 @@ extension Migrator {
         try await locked(database) { history in
             let records = try await history.records()
             try checkApplied(records)
+            if let target { try refuseUnknown(target, records) }
             let appliedVersions = Set(records.map(\.version))
             let pending = migrations.filter { migration in !appliedVersions.contains(migration.version) && target.map { migration.version <= $0 } ?? true }
             if let newest = records.map(\.version).max(), !allowOutOfOrder {
@@ -18,7 +19,7 @@ extension Migrator {
                 }
             }
             if dryRun {
-                for migration in pending { report("would apply \(migration.source):\n\(migration.up)") }
+                for migration in pending { report("would apply \(Self.shown(migration.source)):\n\(migration.up)") }
                 return pending
             }
             if !pending.isEmpty {
@@ -37,7 +38,7 @@ extension Migrator {
                     try await runStatementByStatement(migration.up, of: migration, down: false, on: history.connection)
                     try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: history.connection)
                 }
-                report("applied \(migration.source) in \(milliseconds(since: start, clock)) ms")
+                report("applied \(Self.shown(migration.source)) in \(milliseconds(since: start, clock)) ms")
             }
             return pending
         }
@@ -55,11 +56,22 @@ extension Migrator {
     /// ``rollback(_:steps:dryRun:)``.
     @discardableResult
     public func rollback(_ database: Database, to target: MigrationVersion, dryRun: Bool = false) async throws -> [Migration] {
-        try await rollback(database, dryRun: dryRun) { $0.filter { $0.version > target }[...] }
+        try await rollback(database, dryRun: dryRun) { records in
+            try refuseUnknown(target, records)
+            return records.filter { $0.version > target }[...]
+        }
+    }
+
+    /// A target that is no migration's version, applied or on file, is refused: a typo
+    /// (`--to 99` for `--to 20240199`) would otherwise roll back every newer migration, or
+    /// apply nothing and say so. Version 0 is the state before any migration.
+    func refuseUnknown(_ target: MigrationVersion, _ records: [MigrationHistory.Record]) throws {
+        guard target != 0, !migrations.contains(where: { $0.version == target }), !records.contains(where: { $0.version == target }) else { return }
+        throw MigrationError(.invalidRequest, "no migration has version \(target), applied or on file; --to names one (0: before the first), so nothing was done")
     }
 
     private func rollback(_ database: Database, dryRun: Bool,
-                          choosing choose: @escaping ([MigrationHistory.Record]) -> ArraySlice<MigrationHistory.Record>) async throws -> [Migration] {
+                          choosing choose: @escaping ([MigrationHistory.Record]) throws -> ArraySlice<MigrationHistory.Record>) async throws -> [Migration] {
         try await locked(database) { history in
             let records = try await history.records()
             let byVersion = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
@@ -77,7 +89,7 @@ extension Migrator {
                 guard let down = migration.down else { continue }
                 let noOp = SQLStatements.split(down).isEmpty
                 if dryRun {
-                    report(noOp ? "would roll back \(migration.downSource): its down section is empty, so no SQL would run" : "would roll back \(migration.downSource):\n\(down)")
+                    report(noOp ? "would roll back \(Self.shown(migration.downSource)): its down section is empty, so no SQL would run" : "would roll back \(Self.shown(migration.downSource)):\n\(down)")
                     continue
                 }
                 if migration.downRunsInTransaction {
@@ -89,7 +101,7 @@ extension Migrator {
                     try await runStatementByStatement(down, of: migration, down: true, on: history.connection)
                     try await history.delete(migration.version, on: history.connection)
                 }
-                report(noOp ? "rolled back \(migration.downSource): its down section is empty, so no SQL ran (a deliberate no-op)" : "rolled back \(migration.downSource)")
+                report(noOp ? "rolled back \(Self.shown(migration.downSource)): its down section is empty, so no SQL ran (a deliberate no-op)" : "rolled back \(Self.shown(migration.downSource))")
             }
             return targets
         }

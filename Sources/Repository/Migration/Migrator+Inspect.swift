@@ -104,7 +104,7 @@ extension Migrator {
                 throw MigrationError(.invalidRequest, "version \(version) (\(record.name)) has no file to take a checksum from")
             }
             try await history.updateChecksum(of: version, to: migration.checksum)
-            report("repaired \(migration.source): checksum \(record.checksum) -> \(migration.checksum)")
+            report("repaired \(Self.shown(migration.source)): checksum \(record.checksum) -> \(migration.checksum)")
             return (record.checksum, migration.checksum)
         }
     }

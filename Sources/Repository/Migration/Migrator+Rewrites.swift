@@ -14,7 +14,7 @@ extension Migrator {
             for record in try await history.records() where previousChecksums[record.version] == record.checksum {
                 guard let migration = migrations.first(where: { $0.version == record.version }), migration.checksum != record.checksum else { continue }
                 try await history.updateChecksum(of: record.version, to: migration.checksum)
-                report("accepted the rewritten \(migration.source): checksum \(record.checksum) -> \(migration.checksum)")
+                report("accepted the rewritten \(Self.shown(migration.source)): checksum \(record.checksum) -> \(migration.checksum)")
                 accepted.append(record.version)
             }
             return accepted

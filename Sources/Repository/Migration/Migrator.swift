@@ -55,6 +55,10 @@ public struct Migrator: Sendable {
 
     func report(_ line: String) { progress?(line) }
 
+    /// A file's name as a progress line shows it: control characters (a newline too) escaped,
+    /// so that a file name cannot pass for a line of its own or act on a terminal.
+    static func shown(_ name: String) -> String { TerminalText.escaped(name, limit: 500) }
+
     /// Runs `body` on one connection holding the migration lock.
     func locked<T>(_ database: Database, _ body: (MigrationHistory) async throws -> T) async throws -> T {
         try await database.withConnection { connection in
