@@ -19,6 +19,11 @@ struct MigrationFiles {
         }
         var files: [(name: String, parsed: MigrationFileName)] = []
         for name in names {
+            // A name that is not UTF-8 comes back with U+FFFD for its bytes, a path no file has.
+            if name.unicodeScalars.contains("\u{FFFD}"), !FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent(name)) {
+                throw MigrationError(.invalidFile, "a file name in \(directory) is not UTF-8 (shown with U+FFFD where its bytes are not): "
+                                     + "\(TerminalText.escaped(name, limit: 200)); rename it")
+            }
             if !Migration.isSQLFile(name) {
                 skipped.append((name, "not a .sql file"))
             } else if let reason = MigrationFileName.skipReason(name) {

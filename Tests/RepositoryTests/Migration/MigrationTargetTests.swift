@@ -52,4 +52,16 @@ struct MigrationTargetTests {
         #expect(shown.count == 2 && shown.allSatisfy { !$0.contains("\n") && !$0.contains("\u{1B}") }, "\(shown)")
         #expect(shown.first?.contains("0001_x\\u{a}applied 0002_forged.sql in 1 ms\\u{1b}[2J.sql") == true, "\(shown)")
     }
+
+    @Test("a file name that is not UTF-8 is refused in one line saying so, not as a missing file")
+    func nonUTF8Name() throws {
+        let directory = try MigrationDirectory(["0001_a.sql": Self.table("a")])
+        defer { directory.remove() }
+        let name = Array((directory.path + "/0002_").utf8) + [0xFF, 0xFE] + Array("bad.sql".utf8)
+        let descriptor = (name.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644) }
+        try #require(descriptor >= 0)
+        close(descriptor)
+        let error = #expect(throws: MigrationError.self) { try directory.migrator() }
+        #expect(error?.message.contains("is not UTF-8") == true && error?.message.contains("\n") == false, "\(String(describing: error))")
+    }
 }
