@@ -9,6 +9,8 @@ final class SnakeCasedNames: Sendable {
     /// with keys made up at run time must not grow the cache without bound.
     static let capacity = 4096
 
+    /// A leaf lock: taken for a lookup or an insert only, with nothing else taken inside it. It
+    /// may be taken while a live store's lock is held (a transition encoding a record).
     private let names = Locked<[String: String]>([:])
 
     /// How many names are kept.

@@ -90,4 +90,23 @@ struct TextOrderTests {
         #expect(list.value.map(\.id) == after)
         repository.close()
     }
+
+    struct Tag: Record, Equatable {
+        static let tableName = "tags"
+        var label: String
+        var id: String { label }
+    }
+
+    @Test("with no sort keys, String ids are in the order of their bytes, as ORDER BY in the C collation")
+    func stringIDs() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.query("CREATE TABLE tags (label text COLLATE \"C\" PRIMARY KEY)")
+        for label in ["e\u{301}z", "f", "\u{E9}", "E", "e", "zz"] { try await database.query("INSERT INTO tags VALUES ($1)", [label]) }
+        try await LiveSchema.enable("tags", on: database)
+        let repository = LiveRepository(database)
+        let list = try await repository.readAll(Tag.self)
+        let server = try await database.query("SELECT label FROM tags ORDER BY label").map { Array(try $0.decode(String.self, at: 0).utf8) }
+        #expect(list.value.map { Array($0.label.utf8) } == server)
+        repository.close()
+    }
 }
