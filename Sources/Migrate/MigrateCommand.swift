@@ -71,20 +71,31 @@ struct MigrateFailure: Error {
     init(_ message: String) { self.message = message }
 }
 
-/// Where the database is: `--database-url`, else `DATABASE_URL`, else the demo's local server.
+/// Where the database is: `--database-url`, else `DATABASE_URL`, else libpq's own `PGHOST`,
+/// `PGDATABASE` or `PGSERVICE` (as `psql` would connect), else the demo's local server.
 struct DatabaseOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("A postgres:// URL or conninfo string (default: DATABASE_URL, else the demo's local database).", valueName: "url"))
+    @Option(name: .long, help: ArgumentHelp("A postgres:// URL or conninfo string (default: DATABASE_URL, else libpq's PGHOST/PGDATABASE/PGSERVICE, else the demo's local database).", valueName: "url"))
     var databaseURL: String?
 
     func configuration() async throws -> ConnectionConfiguration {
         if let databaseURL {
             return databaseURL.contains("://") ? try ConnectionConfiguration(url: databaseURL) : try ConnectionConfiguration(conninfo: databaseURL)
         }
-        if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil { return try .environment() }
+        let environment = ProcessInfo.processInfo.environment
+        if environment["DATABASE_URL"] != nil { return try .environment() }
+        // A server libpq's variables name is the one meant: migrating the demo's instead would
+        // apply (or roll back) migrations on the wrong database.
+        if let variable = Self.libpqVariables.first(where: { !(environment[$0] ?? "").isEmpty }) {
+            StandardOutput.line("No --database-url or DATABASE_URL: using libpq's environment (\(variable) is set)", to: STDERR_FILENO)
+            return try .environment()
+        }
         let directory = LocalServer.directory(named: "demo", overriddenBy: "DEMO_DATA_DIRECTORY")
         StandardOutput.line("No --database-url or DATABASE_URL: using the demo's local database in \(directory)", to: STDERR_FILENO)
         return try await LocalServer.start(.persistent(directory: directory)).configuration
     }
+
+    /// libpq's variables that name a server or a database; any one set means the user chose one.
+    static let libpqVariables = ["PGHOST", "PGHOSTADDR", "PGDATABASE", "PGSERVICE", "PGPORT"]
 
     func database() async throws -> Database {
         Database(try await configuration(), maximumConnections: 2)

@@ -149,4 +149,32 @@ struct MigrateCommandTests {
         #expect(nowhere.status != 0 && nowhere.output.contains("did not accept connections within 1 s"), "\(nowhere.output)")
         try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(name))")
     }
+
+    @Test("with no URL, libpq's PG variables name the database, not the demo's")
+    func libpqEnvironment() async throws {
+        let directory = try MigrationDirectory(["0001_notes.sql": "-- migrate:up\nCREATE TABLE notes (id int);\n-- migrate:down\nDROP TABLE notes;\n"])
+        defer { directory.remove() }
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") && $0.key != "DATABASE_URL" }
+        environment["DEMO_DATA_DIRECTORY"] = "/nonexistent/demo-must-not-start"
+        environment.merge(Self.libpqVariables(for: databaseURL)) { $1 }
+        let up = try await Self.run(["up", "--dir", directory.path], environment: environment)
+        #expect(up.status == 0, "\(up.output)")
+        #expect(up.output.contains("using libpq's environment (PGHOST is set)") && !up.output.contains("demo"), "\(up.output)")
+        #expect(try await database.tableExists("notes"))
+    }
+
+    /// `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD` and `PGDATABASE` for a URL or a conninfo string.
+    static func libpqVariables(for connection: String) -> [String: String] {
+        let names = ["host": "PGHOST", "port": "PGPORT", "user": "PGUSER", "password": "PGPASSWORD", "dbname": "PGDATABASE"]
+        guard connection.contains("://"), let url = URLComponents(string: connection) else {
+            let pairs = connection.split(separator: " ").compactMap { pair -> (String, String)? in
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                return parts.count == 2 ? names[parts[0]].map { ($0, parts[1]) } : nil
+            }
+            return Dictionary(pairs) { $1 }
+        }
+        let values: [String: String?] = ["PGHOST": url.host, "PGPORT": url.port.map(String.init), "PGUSER": url.user,
+                                         "PGPASSWORD": url.password, "PGDATABASE": String(url.path.dropFirst())]
+        return values.compactMapValues { $0 }
+    }
 }
