@@ -99,7 +99,7 @@ extension LiveStore: AnyLiveStore {
     /// Applies rows read as number `sequence`; a store whose row did not come back was deleted.
     /// Two rows whose ids are one in Swift but two in the database are refused (``DistinctKeys``).
     static func apply(_ rows: [(id: Table.ID, committed: Committed<Content>)], to stores: [LiveStore<Table>], sequence: UInt64) throws {
-        let byID = try DistinctKeys.byID(rows.lazy.map { (id: $0.id, row: $0.committed) }, table: stores.first?.table.qualifiedName ?? "")
+        let byID = try DistinctKeys.byID(rows, table: stores.first?.table.qualifiedName ?? "")
         for store in stores { store.applyRead(byID[store.id], sequence: sequence) }
     }
 }

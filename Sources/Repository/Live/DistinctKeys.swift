@@ -19,17 +19,19 @@ enum DistinctKeys {
                              + "whose String compares them after Unicode normalization; normalize the keys (for example to NFC) or use an id type that compares bytes")
     }
 
-    /// `rows` by id; two rows whose ids are equal in Swift but not the same bytes throw.
-    static func byID<ID: Hashable & Encodable, Row>(_ rows: some Sequence<(id: ID, row: Row)>, table: String) throws -> [ID: Row] {
-        var found: [ID: (id: ID, row: Row)] = [:]
-        for (id, row) in rows {
-            if let earlier = found.updateValue((id, row), forKey: id) {
-                let (text, other) = (LiveRepository.keyText(earlier.id), LiveRepository.keyText(id))
-                if !same(text, other) { throw collision(table: table, text, other) }
-                found[id] = earlier  // the same row twice: the first is kept, as before
-            }
+    /// `rows` by id; two rows whose ids are equal in Swift but not the same bytes throw. The
+    /// same row twice keeps the first. One dictionary, filled once: this runs on every row read.
+    static func byID<ID: Hashable & Encodable, Row>(_ rows: [(id: ID, committed: Row)], table: String) throws -> [ID: Row] {
+        var found: [ID: Row] = [:]
+        found.reserveCapacity(rows.count)
+        for row in rows where found.updateValue(row.committed, forKey: row.id) != nil {
+            // Rare: the same id twice. Which bytes each has is told by the rows themselves.
+            guard let first = rows.first(where: { $0.id == row.id }) else { continue }
+            let (text, other) = (LiveRepository.keyText(first.id), LiveRepository.keyText(row.id))
+            if !same(text, other) { throw collision(table: table, text, other) }
+            found[row.id] = first.committed
         }
-        return found.mapValues(\.row)
+        return found
     }
 
     /// Adds a record read to `rows`; a record whose id is equal in Swift to one there, but not

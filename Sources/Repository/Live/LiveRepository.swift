@@ -200,14 +200,20 @@ public final class LiveRepository: Sendable {
         try await waitUntilListening()
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: Table.holdsAggregates) }
         var found = stores.withLock { stores in keys.map { stores[$0]?.store as? LiveStore<Table> } }
-        for (store, key) in zip(found, keys) {
-            if let store, !DistinctKeys.same(store.keyText, key.key) { throw DistinctKeys.collision(table: table.qualifiedName, store.keyText, key.key) }
+        var missing: [Int] = []
+        for index in found.indices {
+            guard let store = found[index] else {
+                missing.append(index)
+                continue
+            }
+            let key = keys[index].key
+            if !DistinctKeys.same(store.keyText, key) { throw DistinctKeys.collision(table: table.qualifiedName, store.keyText, key) }
+            if store.state == .deleted { missing.append(index) }
         }
-        let missing = ids.indices.filter { found[$0].map { $0.state == .deleted } ?? true }
         guard !missing.isEmpty else { return found.compactMap { $0 } }
         let number = number ?? sequence.next()
         let rows = try await (read ?? table.read)(missing.map { ids[$0] })
-        let byID = try DistinctKeys.byID(rows.lazy.map { (id: $0.id, row: $0.committed) }, table: table.qualifiedName)
+        let byID = try DistinctKeys.byID(rows, table: table.qualifiedName)
         var fresh: [LiveStore<Table>] = []
         for index in missing {
             let row = byID[ids[index]]

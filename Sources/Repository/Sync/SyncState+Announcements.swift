@@ -9,7 +9,7 @@ extension SyncState {
     mutating func announced(_ operation: Change.Operation, version: Int64) -> Bool {
         guard lifecycle == .live, operation == .update else { return true }
         if Content.rowVersion(committed.version) == version { return false }
-        guard inFlight != nil, !inFlightIsAbandoned else { return true }
+        guard hasInFlight, !inFlightIsAbandoned else { return true }
         switch heldAnnouncement {
         case nil: heldAnnouncement = .version(version)
         case .version(let held) where held != version: heldAnnouncement = .several
@@ -23,7 +23,7 @@ extension SyncState {
     /// the row was found deleted meanwhile: the update may be of a row inserted again since.
     mutating func settlingHeldAnnouncement(_ transition: (inout Self) -> SyncEffects) -> SyncEffects {
         var effects = transition(&self)
-        if inFlight == nil, let held = heldAnnouncement {
+        if !hasInFlight, let held = heldAnnouncement {
             heldAnnouncement = nil
             if held != .version(Content.rowVersion(committed.version)) { effects.reread = true }
         }

@@ -39,7 +39,7 @@ extension SyncState: ValueHolding {
 
     /// The fields this process has edited that the database does not hold yet.
     /// Whether edits made here are pending or being written (an abandoned write's are not).
-    var hasLocalEdits: Bool { !pending.isEmpty || (inFlight != nil && !inFlightIsAbandoned) }
+    var hasLocalEdits: Bool { hasPending || (hasInFlight && !inFlightIsAbandoned) }
 
     var localFields: Set<Field> {
         guard let inFlight, !inFlightIsAbandoned else { return Set(pending.keys) }

@@ -10,7 +10,7 @@
 extension SyncState {
     /// Whether the row the stream delivers at `position` would be taken (to decode it only then).
     func takesStreamed(at position: StreamedVersion) -> Bool {
-        lifecycle == .live && inFlight == nil && position.version != 0
+        lifecycle == .live && !hasInFlight && position.version != 0
             && streamed == StreamedVersion(epoch: position.epoch, version: Content.rowVersion(committed.version))
     }
 

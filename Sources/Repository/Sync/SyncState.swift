@@ -42,8 +42,13 @@ struct SyncState<Content: SyncContent> {
     /// (see ``SyncContent/differsAsRead(_:_:)``).
     private var showsCommitted = true
     /// Fields edited and not yet sent.
-    private(set) var pending: [Field: Edit] = [:]
-    private(set) var inFlight: Write?
+    private(set) var pending: [Field: Edit] = [:] { didSet { hasPending = !pending.isEmpty } }
+    private(set) var inFlight: Write? { didSet { hasInFlight = inFlight != nil } }
+    /// `!pending.isEmpty` and `inFlight != nil`, kept apart: in code not specialized for the
+    /// content type, asking a dictionary or an optional of it looks up runtime metadata, and
+    /// every row read or taken asks.
+    private(set) var hasPending = false
+    private(set) var hasInFlight = false
     /// The row was deleted while `inFlight` was under way: its edits were reported lost.
     private(set) var inFlightIsAbandoned = false
     /// A write loop is running (it asks ``nextWrite()`` until that returns nil).
@@ -93,9 +98,10 @@ struct SyncState<Content: SyncContent> {
         let old = value
         let isChange = !changed.isEmpty || Content.differs(old, new)
         if isChange { (value, showsCommitted) = (new, false) }
+        let latest = edits  // read before the loop: a change of `pending` is an access to the whole state
         for field in localFields.subtracting(changed) {
-            pending[field]?.carry(edits, by: editor)
-            if !inFlightIsAbandoned { inFlight?.edits[field]?.carry(edits, by: editor) }
+            pending[field]?.carry(latest, by: editor)
+            if !inFlightIsAbandoned { inFlight?.edits[field]?.carry(latest, by: editor) }
         }
         for field in changed {
             if let edit = pending[field] {
@@ -140,7 +146,7 @@ struct SyncState<Content: SyncContent> {
     /// The write loop's next write, sent after reads up to number `readsStarted` started; nil
     /// when there is nothing to write (the loop ends).
     mutating func nextWrite(readsStarted: UInt64) -> (Write?, SyncEffects) {
-        guard lifecycle == .live, !pending.isEmpty, inFlight == nil else {
+        guard lifecycle == .live, hasPending, !hasInFlight else {
             isWriting = false
             return (nil, advance())
         }
@@ -297,7 +303,7 @@ struct SyncState<Content: SyncContent> {
             .reduce(nil as LostEdits?) { lost, next in lost?.merging(next) ?? next }
             ?? LostEdits(range: edits...edits, editors: [:])
         pending = [:]
-        inFlightIsAbandoned = inFlight != nil
+        inFlightIsAbandoned = hasInFlight
         (value, showsCommitted) = (committed.value, true)
         var effects = SyncEffects(publish: .deletion)
         if hadEdits { effects = effects + fail(.deleted(table: table, key: key), lost) }
@@ -311,7 +317,7 @@ struct SyncState<Content: SyncContent> {
     /// started: an edit the database holds in a state seen after the edit is done; an edit of a
     /// field the other writer changed since its base, to another value, is a conflict.
     private mutating func reconcilePending(seenAfter: UInt64) -> SyncEffects {
-        guard !pending.isEmpty else { return SyncEffects() }
+        guard hasPending else { return SyncEffects() }
         let theirs = committed.value
         let fields = Set(pending.keys).subtracting(inFlight?.fields ?? [])
         guard !fields.isEmpty else { return SyncEffects() }
@@ -356,11 +362,11 @@ struct SyncState<Content: SyncContent> {
     /// value is the database's.
     private mutating func mergeFailed(_ error: any Error) -> SyncEffects {
         let lost = lostEdits(of: localFields)
-        let writing = inFlight != nil && !inFlightIsAbandoned
+        let writing = hasInFlight && !inFlightIsAbandoned
         let failure = PostgresError(.invalidParameter, "this process's edits could not be merged exactly into the newer row and were dropped"
                                     + (writing ? " (a write already under way may still commit)" : "") + ": \(error)")
         pending = [:]
-        inFlightIsAbandoned = inFlight != nil
+        inFlightIsAbandoned = hasInFlight
         settled = edits
         var effects = fail(.writeFailed(table: table, key: key, failure), lost)
         if Content.differs(value, committed.value) {
@@ -374,11 +380,11 @@ struct SyncState<Content: SyncContent> {
     /// whose edits are all settled.
     private mutating func advance() -> SyncEffects {
         var effects = SyncEffects()
-        if lifecycle == .live, !pending.isEmpty, !isWriting {
+        if lifecycle == .live, hasPending, !isWriting {
             isWriting = true
             effects.startWriting = true
         }
-        if (pending.isEmpty && inFlight == nil) || lifecycle == .deleted { settled = edits }
+        if (!hasPending && !hasInFlight) || lifecycle == .deleted { settled = edits }
         if saves.hasWaiters { effects.wake = saves.wake(settled: settled) }
         return effects
     }

@@ -79,22 +79,33 @@ extension RecordQueryRouter {
                          fromStream: [R.ID: (store: LiveStore<RecordTable<R>>?, change: Change)],
                          readStreamed: [R.ID: Change], readAs number: UInt64) async throws {
         guard let repository else { return }
-        let matchingIDs = Array(Set(reads.values.flatMap(\.matching)))
-        let stores = try await repository.sharedStores(table, ids: matchingIDs.filter { fromStream[$0] == nil }, readAs: number) { ids in
+        // Plain loops, not key paths as functions: in code not specialized for `R`, each
+        // projection through a key path costs more than the rest of the step.
+        var matchingIDs = Set<R.ID>()
+        for found in reads.values { for id in found.matching where fromStream[id] == nil { matchingIDs.insert(id) } }
+        let stores = try await repository.sharedStores(table, ids: Array(matchingIDs), readAs: number) { ids in
             ids.compactMap { id in rows[id].map { (id, $0) } }
         }
-        var storeByID = Dictionary(stores.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var storeByID: [R.ID: LiveStore<RecordTable<R>>] = [:]
+        storeByID.reserveCapacity(stores.count + fromStream.count)
+        for store in stores { storeByID[store.id] = store }
         for (id, streamed) in fromStream { storeByID[id] = streamed.store }
         var applied: [(LiveQueryStore<R>, QueryState<R>.Read)] = []
         for (id, found) in reads {
             guard let query = liveQuery(id) else { continue }
-            let matching: [(element: R, store: any MemberStore<R>)] = found.matching.compactMap { key in
-                guard let store = storeByID[key], let row = rows[key] else { return nil }
-                return (store.overlayingLocalEdits(on: row.value), store)
+            var matching: [(element: R, store: any MemberStore<R>)] = []
+            var matchingKeys = Set<R.ID>()
+            matching.reserveCapacity(found.matching.count)
+            matchingKeys.reserveCapacity(found.matching.count)
+            for key in found.matching {
+                guard let store = storeByID[key], let row = rows[key] else { continue }
+                let element = store.overlayingLocalEdits(on: row.value)
+                matching.append((element, store))
+                matchingKeys.insert(element.id)
             }
             let read = QueryState<R>.Read(checked: found.checked, matching: matching)
             query.apply(read)
-            record(id, checked: found.checked, matching: Set(matching.map(\.element.id)))
+            record(id, checked: found.checked, matching: matchingKeys)
             applied.append((query, read))
         }
         let others = keys.filter { storeByID[$0] == nil && fromStream[$0] == nil }
@@ -118,7 +129,7 @@ extension RecordQueryRouter {
             }
         }
         for (query, read) in applied { query.mirror(read) }
-        if taken > 0 { fromStream.values.lazy.compactMap(\.store).first?.countStreamed(taken) }
+        if taken > 0, let store = fromStream.values.first(where: { $0.store != nil })?.store { store.countStreamed(taken) }
         // A live value that changed since its row was chosen (a write of its own began): read.
         repository.scheduleRefresh(stale)
     }
