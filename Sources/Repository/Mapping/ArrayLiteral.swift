@@ -58,11 +58,17 @@ enum ArrayLiteral {
         _ = try shape(node, "")
     }
 
+    /// `text` between double quotes, each `"` and `\\` escaped — scalar by scalar: as
+    /// `Character`s, a quote followed by a combining mark is one character, not a quote.
     private static func appendQuoted(_ text: String, to literal: inout String) {
         literal += "\""
-        for character in text {
-            if character == "\"" || character == "\\" { literal.append("\\") }
-            literal.append(character)
+        if text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            for scalar in text.unicodeScalars {
+                if scalar == "\"" || scalar == "\\" { literal.unicodeScalars.append("\\") }
+                literal.unicodeScalars.append(scalar)
+            }
+        } else {
+            literal += text
         }
         literal += "\""
     }

@@ -116,20 +116,23 @@ enum ArrayText {
         return bounds + build(0)
     }
 
-    private static func quoted(_ text: String, delimiter: Character) -> String {
-        let special: Set<Character> = ["\"", "\\", "{", "}", delimiter]
-        guard text.isEmpty || text.uppercased() == "NULL" || text.contains(where: { special.contains($0) || $0.isPostgresSpace })
+    private static func quoted(_ text: String, delimiter: Unicode.Scalar) -> String {
+        // Scalar by scalar: as `Character`s, a quote followed by a combining mark is not a quote.
+        let special: Set<Unicode.Scalar> = ["\"", "\\", "{", "}", delimiter]
+        guard text.isEmpty || text.uppercased() == "NULL" || text.unicodeScalars.contains(where: { special.contains($0) || $0.isPostgresSpace })
         else { return text }
-        var quoted = "\""
-        for character in text {
-            if character == "\"" || character == "\\" { quoted.append("\\") }
-            quoted.append(character)
+        var quoted = String.UnicodeScalarView()
+        quoted.append("\"")
+        for scalar in text.unicodeScalars {
+            if scalar == "\"" || scalar == "\\" { quoted.append("\\") }
+            quoted.append(scalar)
         }
-        return quoted + "\""
+        quoted.append("\"")
+        return String(quoted)
     }
 }
 
-extension Character {
+extension Unicode.Scalar {
     /// Whether PostgreSQL's text forms count this as white space (C's `isspace`, ASCII only).
-    var isPostgresSpace: Bool { [" ", "\t", "\n", "\r", "\u{0B}", "\u{0C}", "\r\n"].contains(self) }
+    var isPostgresSpace: Bool { [" ", "\t", "\n", "\r", "\u{0B}", "\u{0C}"].contains(self) }
 }

@@ -62,30 +62,31 @@ enum RangeText {
     static func parse(_ text: String) -> ((text: String?, inclusive: Bool), (text: String?, inclusive: Bool))?? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.lowercased() == "empty" { return .some(nil) }
-        var characters = trimmed[...]
-        guard let opening = characters.popFirst(), opening == "[" || opening == "(",
-              let closing = characters.popLast(), closing == "]" || closing == ")" else { return nil }
+        // Scalars, not `Character`s: a quote followed by a combining mark is still a quote.
+        var scalars = trimmed.unicodeScalars[...]
+        guard let opening = scalars.popFirst(), opening == "[" || opening == "(",
+              let closing = scalars.popLast(), closing == "]" || closing == ")" else { return nil }
         var bounds: [String?] = []
-        var current = "", quoted = false, inQuotes = false, escaped = false
-        for character in characters {
-            if escaped { current.append(character); escaped = false; continue }
+        var current = String.UnicodeScalarView(), quoted = false, inQuotes = false, escaped = false
+        for scalar in scalars {
+            if escaped { current.append(scalar); escaped = false; continue }
             if inQuotes {
-                if character == "\\" { escaped = true } else if character == "\"" { inQuotes = false } else { current.append(character) }
+                if scalar == "\\" { escaped = true } else if scalar == "\"" { inQuotes = false } else { current.append(scalar) }
                 continue
             }
-            switch character {
+            switch scalar {
             case "\"":
                 if quoted { current.append("\"") }  // a doubled quote
                 inQuotes = true
                 quoted = true
             case "\\": escaped = true
             case ",":
-                bounds.append(quoted || !current.isEmpty ? current : nil)
-                (current, quoted) = ("", false)
-            default: current.append(character)
+                bounds.append(quoted || !current.isEmpty ? String(current) : nil)
+                (current, quoted) = (String.UnicodeScalarView(), false)
+            default: current.append(scalar)
             }
         }
-        bounds.append(quoted || !current.isEmpty ? current : nil)
+        bounds.append(quoted || !current.isEmpty ? String(current) : nil)
         guard bounds.count == 2, !inQuotes else { return nil }
         return .some(((bounds[0], opening == "["), (bounds[1], closing == "]")))
     }

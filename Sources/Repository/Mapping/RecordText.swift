@@ -27,12 +27,15 @@ enum RecordText {
 
 /// `text` in double quotes, its quotes and backslashes doubled, when it is empty or holds one of
 /// `specials` or white space — how PostgreSQL quotes a record's fields and a range's bounds.
-func quotedDoubling(_ text: String, specials: Set<Character>) -> String {
-    guard text.isEmpty || text.contains(where: { specials.contains($0) || $0.isPostgresSpace }) else { return text }
-    var quoted = "\""
-    for character in text {
-        if character == "\"" || character == "\\" { quoted.append(character) }
-        quoted.append(character)
+func quotedDoubling(_ text: String, specials: Set<Unicode.Scalar>) -> String {
+    // Scalar by scalar: as `Character`s, a quote followed by a combining mark is not a quote.
+    guard text.isEmpty || text.unicodeScalars.contains(where: { specials.contains($0) || $0.isPostgresSpace }) else { return text }
+    var quoted = String.UnicodeScalarView()
+    quoted.append("\"")
+    for scalar in text.unicodeScalars {
+        if scalar == "\"" || scalar == "\\" { quoted.append(scalar) }
+        quoted.append(scalar)
     }
-    return quoted + "\""
+    quoted.append("\"")
+    return String(quoted)
 }

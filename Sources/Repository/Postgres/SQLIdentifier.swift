@@ -5,13 +5,16 @@ public enum SQLIdentifier {
     /// Table and column names cannot be statement parameters; quote them with this whenever
     /// they are not literals in your source code.
     public static func quoted(_ name: String) -> String {
-        var quoted = "\""
-        for character in name {
-            if character == "\"" { quoted.append("\"") }
-            quoted.append(character)
+        // Scalar by scalar: as `Character`s, a quote followed by a combining mark is one
+        // character, not a quote, and would end the identifier unescaped.
+        var quoted = String.UnicodeScalarView()
+        quoted.append("\"")
+        for scalar in name.unicodeScalars {
+            if scalar == "\"" { quoted.append("\"") }
+            quoted.append(scalar)
         }
         quoted.append("\"")
-        return quoted
+        return String(quoted)
     }
 
     /// A dotted name with each part quoted: `public.people` → `"public"."people"`. A part
@@ -24,22 +27,23 @@ public enum SQLIdentifier {
     /// The parts of a dotted name, split at dots outside double quotes.
     static func parts(of name: String) -> [(text: String, isQuoted: Bool)] {
         var parts: [(String, Bool)] = []
-        var current = ""
+        var current = String.UnicodeScalarView()
         var inQuotes = false
         var quotedPart = false
-        for character in name {
-            if character == "\"" {
+        func endsQuoted() -> Bool { quotedPart && current.last == "\"" }
+        for scalar in name.unicodeScalars {  // scalars, as in quoted(_:)
+            if scalar == "\"" {
                 inQuotes.toggle()
                 if current.isEmpty { quotedPart = true }
-                current.append(character)
-            } else if character == ".", !inQuotes {
-                parts.append((current, quotedPart && current.hasSuffix("\"")))
-                (current, quotedPart) = ("", false)
+                current.append(scalar)
+            } else if scalar == ".", !inQuotes {
+                parts.append((String(current), endsQuoted()))
+                (current, quotedPart) = (String.UnicodeScalarView(), false)
             } else {
-                current.append(character)
+                current.append(scalar)
             }
         }
-        parts.append((current, quotedPart && current.hasSuffix("\"") && !inQuotes))
+        parts.append((String(current), endsQuoted() && !inQuotes))
         return parts
     }
 }

@@ -96,6 +96,15 @@ struct RowMappingTests {
         #expect(count == 1)
     }
 
+    @Test("array elements are quoted by Unicode scalar: a quote or backslash followed by a combining mark round-trips",
+          arguments: ["\"\u{301}", "\\\u{301}", "a\"\u{308}b\\\u{20DD}", "\u{301}\""])
+    func arrayElementQuoting(_ text: String) async throws {
+        var sample = Self.sample(id: 300 + abs(text.hashValue % 1_000))
+        sample.names = [text, nil, text + text]
+        let back = try await roundTrip(sample)
+        #expect(back.names.map { $0.map { Array($0.unicodeScalars) } } == sample.names.map { $0.map { Array($0.unicodeScalars) } })
+    }
+
     @Test("a megabyte of text round-trips")
     func megabyte() async throws {
         let text = String(repeating: "0123456789abcdef", count: 65_536)

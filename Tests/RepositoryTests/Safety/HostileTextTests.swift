@@ -87,6 +87,20 @@ struct HostileTextTests {
         repository.close()
     }
 
+    @Test("a quote followed by a combining mark cannot end a quoted identifier (quoting is by Unicode scalar)")
+    func identifierQuoteWithCombiningMark() async throws {
+        let name = "x\"\u{301}; DROP TABLE victim; --"
+        #expect(Array(SQLIdentifier.quoted(name).unicodeScalars) == Array("\"x\"\"\u{301}; DROP TABLE victim; --\"".unicodeScalars))
+        #expect(SQLIdentifier.parts(of: SQLIdentifier.quoted(name) + ".b").map(\.isQuoted) == [true, false])
+        let database = try await TestServer.makeDatabase()
+        try await database.query("CREATE TABLE victim (id int)")
+        try await database.query("CREATE TABLE \(SQLIdentifier.quoted(name)) (id int)")
+        let names = try await database.query("SELECT relname FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace ORDER BY relname")
+            .map { try $0.decode(String.self, at: 0) }
+        #expect(names.map { Array($0.unicodeScalars) }.sorted { $0.lexicographicallyPrecedes($1) }
+                == [name, "victim"].map { Array($0.unicodeScalars) }.sorted { $0.lexicographicallyPrecedes($1) })
+    }
+
     @Test("a where: condition that would escape its parentheses is refused")
     func conditionCannotEscape() async throws {
         let database = try await makeContactsDatabase()
