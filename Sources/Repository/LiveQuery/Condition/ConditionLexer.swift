@@ -21,7 +21,7 @@ enum ConditionToken: Equatable {
 }
 
 enum ConditionLexer {
-    private static let operatorCharacters = Set("+-*/<>=~!@#%^&|`?")
+    private static let operatorCharacters = Set("+-*/<>=~!@#%^&|`?".unicodeScalars)
 
     /// The tokens of `sql`; nil when a quote, a quoted name, a comment or a dollar-quoted body
     /// is not closed.
@@ -34,27 +34,29 @@ enum ConditionLexer {
     /// `sql` with every parameter `$n` renumbered `$(n + offset)`; nil when it cannot be read.
     static func renumbered(_ sql: String, by offset: Int) -> String? {
         guard offset != 0 else { return sql }
-        let characters = Array(sql)
+        let characters = Array(sql.unicodeScalars)
         var result = ""
         var copied = 0
         let ok = scan(sql) { token, range in
             guard case .parameter(let number) = token else { return }
-            result += String(characters[copied..<range.lowerBound]) + "$\(number + offset)"
+            result += text(characters[copied..<range.lowerBound]) + "$\(number + offset)"
             copied = range.upperBound
         }
         guard ok else { return nil }
-        return result + String(characters[copied...])
+        return result + text(characters[copied...])
     }
 
-    /// Calls `emit` with each token and its range of characters; false when something is not closed.
+    /// Calls `emit` with each token and its range of Unicode scalars; false when something is
+    /// not closed. Scalars, as PostgreSQL reads bytes: as `Character`s, a quote followed by a
+    /// combining mark would be one character, not a quote.
     private static func scan(_ sql: String, _ emit: (ConditionToken, Range<Int>) -> Void) -> Bool {
-        let c = Array(sql)
+        let c = Array(sql.unicodeScalars)
         var i = 0
-        func at(_ index: Int) -> Character? { index < c.count ? c[index] : nil }
+        func at(_ index: Int) -> Unicode.Scalar? { index < c.count ? c[index] : nil }
         while i < c.count {
             let start = i
             let ch = c[i]
-            if ch.isWhitespace { i += 1; continue }
+            if ch.properties.isWhitespace { i += 1; continue }
             if ch == "-", at(i + 1) == "-" {
                 while i < c.count, c[i] != "\n" { i += 1 }
                 continue
@@ -79,7 +81,7 @@ enum ConditionLexer {
                 emit(.quotedName(text), start..<i)
                 continue
             }
-            if "eEbBxXuU".contains(ch), at(i + 1) == "'" || (ch == "u" || ch == "U") && at(i + 1) == "&" {
+            if "eEbBxXuU".unicodeScalars.contains(ch), at(i + 1) == "'" || (ch == "u" || ch == "U") && at(i + 1) == "&" {
                 // E'…' (backslash escapes), B'…', X'…', U&'…': kept whole.
                 i += ch == "u" || ch == "U" ? 2 : 1
                 if at(i) == "\"" { guard let (_, end) = quoted(c, from: i, quote: "\"") else { return false }; i = end; emit(.opaque, start..<i); continue }
@@ -95,16 +97,16 @@ enum ConditionLexer {
                 continue
             }
             if ch == "$" {
-                if let digit = at(i + 1), digit.isASCII, digit.isNumber {
+                if let digit = at(i + 1), isDigit(digit) {
                     i += 1
-                    while let d = at(i), d.isASCII, d.isNumber { i += 1 }
-                    guard let number = Int(String(c[(start + 1)..<i])) else { return false }
+                    while let d = at(i), isDigit(d) { i += 1 }
+                    guard let number = Int(text(c[(start + 1)..<i])) else { return false }
                     emit(.parameter(number), start..<i)
                     continue
                 }
                 // A dollar-quoted body: $tag$ … $tag$.
                 var end = i + 1
-                while let t = at(end), t.isLetter || t.isNumber || t == "_" { end += 1 }
+                while let t = at(end), isIdentifierStart(t) || isDigit(t) { end += 1 }
                 guard at(end) == "$" else { i += 1; emit(.symbol("$"), start..<i); continue }
                 let tag = Array(c[i...end])
                 i = end + 1
@@ -114,21 +116,21 @@ enum ConditionLexer {
                 emit(.opaque, start..<i)
                 continue
             }
-            if ch.isLetter || ch == "_" {
-                while let w = at(i), w.isLetter || w.isNumber || w == "_" || w == "$" { i += 1 }
-                emit(.word(asciiLowercased(String(c[start..<i]))), start..<i)
+            if isIdentifierStart(ch) {
+                while let w = at(i), isIdentifierStart(w) || isDigit(w) || w == "$" { i += 1 }
+                emit(.word(asciiLowercased(text(c[start..<i]))), start..<i)
                 continue
             }
-            if ch.isASCII, ch.isNumber || (ch == "." && (at(i + 1)?.isNumber ?? false)) {
-                while let d = at(i), d.isASCII, d.isNumber || d == "." || d == "e" || d == "E" || d == "_"
+            if isDigit(ch) || (ch == "." && at(i + 1).map(isDigit) ?? false) {
+                while let d = at(i), isDigit(d) || d == "." || d == "e" || d == "E" || d == "_"
                     || ((d == "+" || d == "-") && (c[i - 1] == "e" || c[i - 1] == "E")) { i += 1 }
-                emit(.number(String(c[start..<i])), start..<i)
+                emit(.number(text(c[start..<i])), start..<i)
                 continue
             }
-            if "(),.;[]:".contains(ch) {
+            if "(),.;[]:".unicodeScalars.contains(ch) {
                 i += 1
                 if ch == ":", at(i) == ":" { i += 1 }
-                emit(.symbol(String(c[start..<i])), start..<i)
+                emit(.symbol(text(c[start..<i])), start..<i)
                 continue
             }
             if operatorCharacters.contains(ch) {
@@ -136,7 +138,7 @@ enum ConditionLexer {
                     if (o == "-" && at(i + 1) == "-") || (o == "/" && at(i + 1) == "*") { break }
                     i += 1
                 }
-                emit(.symbol(String(c[start..<i])), start..<i)
+                emit(.symbol(text(c[start..<i])), start..<i)
                 continue
             }
             i += 1
@@ -151,9 +153,22 @@ enum ConditionLexer {
         String(decoding: word.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 
+    /// Letters, `_`, and every scalar beyond ASCII start a name, as in PostgreSQL's lexer.
+    private static func isIdentifierStart(_ scalar: Unicode.Scalar) -> Bool {
+        !scalar.isASCII || scalar == "_" || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+    }
+
+    private static func isDigit(_ scalar: Unicode.Scalar) -> Bool { ("0"..."9").contains(scalar) }
+
+    private static func text(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
+        var text = String.UnicodeScalarView()
+        text.append(contentsOf: scalars)
+        return String(text)
+    }
+
     /// A `'…'` or `"…"` token starting at `start`: its text (doubled quotes undoubled) and where it ends.
-    private static func quoted(_ c: [Character], from start: Int, quote: Character) -> (String, Int)? {
-        var text = ""
+    private static func quoted(_ c: [Unicode.Scalar], from start: Int, quote: Unicode.Scalar) -> (String, Int)? {
+        var text = String.UnicodeScalarView()
         var i = start + 1
         while i < c.count {
             if c[i] == quote {
@@ -162,7 +177,7 @@ enum ConditionLexer {
                     i += 2
                     continue
                 }
-                return (text, i + 1)
+                return (String(text), i + 1)
             }
             text.append(c[i])
             i += 1
