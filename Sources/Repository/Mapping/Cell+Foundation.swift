@@ -16,10 +16,7 @@ extension Cell {
             let days = try reader.read(Int32.self)
             if days == .max { return .distantFuture }
             if days == .min { return .distantPast }
-            guard let date = TimestampFormat.date(postgresMicroseconds: Int64(days) * TimestampFormat.microsecondsPerDay) else {
-                throw error(Date.self, .invalidData(TimestampFormat.inexactDate))
-            }
-            return date
+            return TimestampFormat.date(postgresDays: Int64(days))
         default: throw error(Date.self, .typeMismatch)
         }
     }

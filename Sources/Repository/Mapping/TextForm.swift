@@ -35,7 +35,7 @@ enum TextForm {
                 let micros = try reader.read(Int64.self)
                 if micros == .max { return "infinity" }
                 if micros == .min { return "-infinity" }
-                return TimestampFormat.text(unixMicroseconds: micros + TimestampFormat.postgresEpochMicroseconds, separator: " ",
+                return TimestampFormat.text(postgresMicroseconds: micros, separator: " ",
                                             fraction: .trimmed, zone: cell.type == .timestamptz ? "+00" : nil)
             case 1083: return try PostgresTime(cell: cell).description
             case 1266: return try PostgresTimeTZ(cell: cell).description

@@ -34,6 +34,17 @@ enum TimestampFormat {
     /// A timestamp's text: date, `separator`, time, `zone` (nil: none), ` BC` before year 1.
     static func text(unixMicroseconds micros: Int64, separator: String, fraction: Fraction, zone: String?) -> String {
         let (days, dayMicros) = floorDivide(micros, microsecondsPerDay)
+        return text(daysSince1970: days, dayMicros: dayMicros, separator: separator, fraction: fraction, zone: zone)
+    }
+
+    /// The same for a binary `timestamp`'s microseconds since 2000, in days first: PostgreSQL's
+    /// last timestamps are past an Int64 of microseconds since 1970.
+    static func text(postgresMicroseconds micros: Int64, separator: String, fraction: Fraction, zone: String?) -> String {
+        let (days, dayMicros) = floorDivide(micros, microsecondsPerDay)
+        return text(daysSince1970: days + 10_957, dayMicros: dayMicros, separator: separator, fraction: fraction, zone: zone)
+    }
+
+    private static func text(daysSince1970 days: Int64, dayMicros: Int64, separator: String, fraction: Fraction, zone: String?) -> String {
         let (year, month, day) = civilDate(daysSince1970: days)
         let era = year <= 0 ? " BC" : ""
         return pad(year <= 0 ? 1 - year : year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + separator
@@ -76,7 +87,8 @@ enum TimestampFormat {
         if date == .distantFuture || date == .distantPast { return nil }
         let micros = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
         guard micros.isFinite, abs(micros) < 9.2e18 else { return nil }
-        return Int64(micros).addingReportingOverflow(referenceMicroseconds).partialValue
+        let (unix, overflow) = Int64(micros).addingReportingOverflow(referenceMicroseconds)
+        return overflow ? nil : unix
     }
 
     /// The date for a binary `timestamptz`/`timestamp` (microseconds since 2000-01-01); nil when
@@ -84,7 +96,15 @@ enum TimestampFormat {
     static func date(postgresMicroseconds micros: Int64) -> Date? {
         if micros == .max { return .distantFuture }
         if micros == .min { return .distantPast }
-        return date(unixMicroseconds: micros + postgresEpochMicroseconds)
+        // PostgreSQL's last timestamps (year 294276) are past an Int64 of microseconds since 1970.
+        let (unix, overflow) = micros.addingReportingOverflow(postgresEpochMicroseconds)
+        return overflow ? nil : date(unixMicroseconds: unix)
+    }
+
+    /// The date for a binary `date` (days since 2000-01-01, not ±infinity): whole days, which a
+    /// `Date` holds exactly throughout PostgreSQL's range (to year 5874897).
+    static func date(postgresDays days: Int64) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(days - 366) * 86_400)  // 2000 had 366 days
     }
 
     /// The date `micros` after 1970 — or nil when a `Date` cannot hold it exactly: a `Date` is
@@ -92,7 +112,9 @@ enum TimestampFormat {
     /// (1865 to 2137) and coarser further away (`9999-12-31 23:59:59.999999` would read as year
     /// 10000). Whole seconds are always exact, and so is any `Date` this process made.
     static func date(unixMicroseconds micros: Int64) -> Date? {
-        let date = Date(timeIntervalSinceReferenceDate: Double(micros - referenceMicroseconds) / 1_000_000)
+        let (sinceReference, overflow) = micros.subtractingReportingOverflow(referenceMicroseconds)
+        guard !overflow else { return nil }
+        let date = Date(timeIntervalSinceReferenceDate: Double(sinceReference) / 1_000_000)
         return unixMicroseconds(date) == micros ? date : nil
     }
 

@@ -105,7 +105,12 @@ struct DigitScanner {
         }
         guard isAtEnd else { return nil }
         let civilYear = bc ? 1 - year.value : year.value
+        // Past an Int64 of microseconds (about 292,000 years from 1970): no timestamp, not a trap.
+        guard abs(civilYear) <= 300_000 else { return nil }
         let days = TimestampFormat.days(year: civilYear, month: month.value, day: day.value)
-        return days * TimestampFormat.microsecondsPerDay + micros - offset * 1_000_000
+        let (midnight, overflow) = days.multipliedReportingOverflow(by: TimestampFormat.microsecondsPerDay)
+        let (local, later) = midnight.addingReportingOverflow(micros)
+        let (utc, shifted) = local.subtractingReportingOverflow(offset * 1_000_000)
+        return overflow || later || shifted ? nil : utc
     }
 }

@@ -49,4 +49,27 @@ struct TimestampExactnessTests {
             #expect(try Self.cell(micros - TimestampFormat.postgresEpochMicroseconds).decodeDate() == date)
         }
     }
+
+    @Test("PostgreSQL's last and first timestamps and dates read without a trap: an error or an exact Date, and exact text as String")
+    func extremes() async throws {
+        let database = try await TestServer.makeDatabase()
+        let row = try await database.query("""
+            SELECT '294276-12-31 23:59:59.999999'::timestamp AS last_ts, '294276-12-31 23:59:59'::timestamptz AS last_tstz,
+                   '4714-11-24 00:00:00 BC'::timestamp AS first_ts, '5874897-12-31'::date AS last_date, '4714-11-24 BC'::date AS first_date,
+                   '294276-01-01'::date AS far_date
+            """)[0]
+        // Past what an Int64 of microseconds since 1970 holds: an error naming the column.
+        for column in ["last_ts", "last_tstz"] {
+            let message = Result { try row.decode(Date.self, column: column) }.failure.map { "\($0)" } ?? ""
+            #expect(message.contains("\"\(column)\"") && !message.contains("\n"), "\(column): \(message)")
+        }
+        #expect(try row.decode(String.self, column: "last_ts") == "294276-12-31 23:59:59.999999")
+        #expect(try row.decode(String.self, column: "last_tstz") == "294276-12-31 23:59:59+00")
+        #expect(try row.decode(String.self, column: "first_ts") == "4714-11-24 00:00:00 BC")
+        // Whole days: exact throughout.
+        #expect(try row.decode(Date.self, column: "last_date") == Date(timeIntervalSince1970: Double(TimestampFormat.days(year: 5_874_897, month: 12, day: 31)) * 86_400))
+        #expect(try row.decode(Date.self, column: "first_date") == Date(timeIntervalSince1970: Double(TimestampFormat.days(year: -4713, month: 11, day: 24)) * 86_400))
+        #expect(try row.decode(Date.self, column: "far_date") == Date(timeIntervalSince1970: Double(TimestampFormat.days(year: 294_276, month: 1, day: 1)) * 86_400))
+        #expect(TimestampFormat.date(parsing: "999999999999999999-01-01") == nil)
+    }
 }
