@@ -63,6 +63,12 @@ public struct ConnectionConfiguration: Sendable {
         guard let options = PQconninfoParse(string, &error) else {
             let message = error.map { String(cString: $0) } ?? "invalid connection string"
             PQfreemem(error)
+            // libpq quotes the piece of a URL it could not read, which may be any part of a raw
+            // password: with user-info in the URL, its message is not shown.
+            if SecretRedactor.hasUserInfo(string) {
+                throw PostgresError(.invalidConfiguration, "invalid connection URL (libpq's message is not shown: it may quote the password); "
+                                    + "percent-encode @ : / ? # % & = and spaces in the user name and password")
+            }
             throw PostgresError(.invalidConfiguration, redactor.redact(Connection.tidy(message)))
         }
         PQconninfoFree(options)

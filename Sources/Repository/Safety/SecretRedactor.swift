@@ -29,6 +29,7 @@ public struct SecretRedactor: Sendable {
     /// Adds the passwords found in `text`: a URL's user-info password, and any `password=` value.
     public mutating func scan(_ text: String) {
         if let password = Self.userInfoPassword(in: text) { add(password) }
+        if let password = Self.rawUserInfoPassword(in: text) { add(password) }
         for password in Self.passwordAssignments(in: text) { add(password) }
     }
 
@@ -60,6 +61,21 @@ public struct SecretRedactor: Sendable {
         let userInfo = beforeQuery[..<at]
         guard let colon = userInfo.firstIndex(of: ":") else { return nil }
         return String(userInfo[userInfo.index(after: colon)...])
+    }
+
+    /// The same, for a password written raw — holding `?`, `#`, `/` or `@`: from the first `:`
+    /// after `://` to the last `@` of the whole text.
+    private static func rawUserInfoPassword(in text: String) -> String? {
+        guard let scheme = text.range(of: "://") else { return nil }
+        let rest = text[scheme.upperBound...]
+        guard let at = rest.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") else { return nil }
+        return String(rest[rest.index(after: colon)..<at])
+    }
+
+    /// Whether `text` is a URL with user-info (`scheme://…@`), which may hold a password.
+    static func hasUserInfo(_ text: String) -> Bool {
+        guard let scheme = text.range(of: "://") else { return false }
+        return text[scheme.upperBound...].contains("@")
     }
 
     /// Every `password=value` (URL query or conninfo; quoted, unterminated or plain).
