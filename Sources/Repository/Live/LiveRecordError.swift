@@ -26,11 +26,22 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     /// was restored.
     case membershipIsReadOnly(table: String)
 
+    /// A failed write whose `UPDATE` may still have committed: the connection was lost after
+    /// it was sent (``PostgresError/statementDidNotRun`` is false). The handle shows the row as
+    /// last read; if the write did commit, that change reaches the handle as any other
+    /// process's does.
+    public var mayHaveCommitted: Bool {
+        guard case .writeFailed(_, _, let error) = self else { return false }
+        return error.kind == .connectionLost && !error.statementDidNotRun
+    }
+
     /// One sentence.
     public var description: String {
         switch self {
         case .notFound(let table, let key): "no row in \(table) has id \(key)"
         case .deleted(let table, let key): "\(table) row \(key) was deleted; the write was reverted"
+        case .writeFailed(let table, let key, let error) where mayHaveCommitted:
+            "writing \(table) row \(key) may have committed: the connection was lost after the UPDATE was sent; the handle shows the row as last read until it is read again: \(error)"
         case .writeFailed(let table, let key, let error): "writing \(table) row \(key) failed and was reverted: \(error)"
         case .conflict(let table, let key, let columns, _, _, let policy):
             "\(table) row \(key): another writer changed \(columns.joined(separator: ", ")) first; \(policy == .databaseWins ? "the database's values were kept" : "this process's values were written")"

@@ -57,7 +57,7 @@ extension LiveRepository: Service {
             logger.info("write conflict", metadata: ["table": "\(table)", "key": "\(key)", "columns": "\(columns.joined(separator: ","))",
                                                      "policy": "\(policy)"])
         case .writeFailed(let table, let key, let failure):
-            logger.warning("write failed and was reverted", metadata: ["table": "\(table)", "key": "\(key)",
+            logger.warning(error.mayHaveCommitted ? "write may have committed: the connection was lost after it was sent" : "write failed and was reverted", metadata: ["table": "\(table)", "key": "\(key)",
                                                                         "sqlstate": "\(failure.sqlState ?? "-")", "error": "\(failure)"])
         case .refreshFailed(let table, let failure as PostgresError) where shuttingDown && failure.kind == .closed:
             // Reads still queued when the pool closed after the writes flushed.
