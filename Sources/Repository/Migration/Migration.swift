@@ -107,11 +107,34 @@ extension Migration {
     func checkTransactionControl() throws {
         let sections = [(up, source, upLine, upRunsInTransaction, "up"), (down ?? "", downSource, downLine, downRunsInTransaction, "down")]
         for (sql, file, line, inTransaction, marker) in sections where inTransaction {
-            for statement in SQLStatements.split(sql) {
+            for statement in Self.statements(sql) {
                 guard let command = statement.transactionControl else { continue }
                 let wayOut = sectionsAreWholeFiles ? "put `-- no-transaction` on the file's first line" : "mark the section `-- migrate:\(marker) transaction:false`"
                 throw MigrationError(.invalidFile, "\(file):\(line + statement.line): \(command) in a section that runs in a transaction would commit or undo part of the migration behind the history's back; remove it, or \(wayOut)")
             }
         }
     }
+
+    /// The statements a section that runs in a transaction runs: all of them — but for a
+    /// section that wraps itself in one transaction, a plain `BEGIN` first and `COMMIT` (or
+    /// `END`) last, as golang-migrate's files often do, the statements between: the migration's
+    /// own transaction is that one, and its history row joins it.
+    static func statements(_ sql: String) -> [SQLStatements.Statement] {
+        let statements = SQLStatements.split(sql)
+        guard statements.count >= 2, let first = statements.first, let last = statements.last,
+              beginnings.contains(plainCommand(first.sql)), endings.contains(plainCommand(last.sql)) else { return statements }
+        return Array(statements.dropFirst().dropLast())
+    }
+
+    private static let beginnings: Set = ["BEGIN", "BEGIN TRANSACTION", "BEGIN WORK", "START TRANSACTION"]
+    private static let endings: Set = ["COMMIT", "COMMIT TRANSACTION", "COMMIT WORK", "END", "END TRANSACTION", "END WORK"]
+
+    /// A short statement's words in upper case, comments left out: `-- one\nbegin  work` → `BEGIN WORK`.
+    private static func plainCommand(_ sql: String) -> String {
+        guard sql.utf8.count < 200 else { return "" }
+        var text = sql
+        while let range = text.range(of: #"--[^\n]*|/\*.*?\*/"#, options: .regularExpression) { text.removeSubrange(range) }
+        return text.split(whereSeparator: \.isWhitespace).joined(separator: " ").uppercased()
+    }
 }
+

@@ -110,7 +110,7 @@ extension Migrator {
     /// Runs a section statement by statement (in the transaction its caller opened), so that
     /// a failure is pointed at the failing statement's line in the file.
     private func run(_ sql: String, of migration: Migration, down: Bool, on connection: Connection) async throws {
-        for statement in SQLStatements.split(sql) {
+        for statement in Migration.statements(sql) {
             do {
                 try await connection.execute(script: statement.sql)
             } catch let error as PostgresError {

@@ -38,6 +38,28 @@ struct MigrationLayoutTests {
         #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 2)
     }
 
+    @Test("golang-migrate files that wrap themselves in BEGIN … COMMIT run inside the migration's own transaction, history row included; a COMMIT between statements is still refused")
+    func filesWithTheirOwnTransaction() async throws {
+        let directory = try MigrationDirectory([
+            "000001_create_teams.up.sql": "-- teams\nBEGIN;\nCREATE TABLE teams (id int);\nCOMMIT;\n",
+            "000001_create_teams.down.sql": "begin  work;\nDROP TABLE teams;\nEND;\n",
+            "000002_fails.up.sql": "START TRANSACTION;\nCREATE TABLE players (id int);\nSELECT 1 / 0;\nCOMMIT;\n",
+        ])
+        defer { directory.remove() }
+        let migrator = try directory.migrator()
+        let failed = await #expect(throws: MigrationError.self) { try await migrator.migrate(database) }
+        #expect(failed?.message.contains("000002_fails.up.sql:3: division by zero") == true, "\(failed?.message ?? "")")
+        #expect(try await database.tableExists("teams"))
+        #expect(try await !database.tableExists("players"))  // the whole file rolled back with its history row
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 1)
+        try await migrator.rollback(database)
+        #expect(try await !database.tableExists("teams"))
+
+        try directory.write("000002_fails.up.sql", "CREATE TABLE players (id int);\nCOMMIT;\nCREATE TABLE coaches (id int);\n")
+        let refused = #expect(throws: MigrationError.self) { try directory.migrator() }
+        #expect(refused?.message.contains("000002_fails.up.sql:2: COMMIT in a section that runs in a transaction") == true, "\(refused?.message ?? "")")
+    }
+
     @Test("Flyway's layout: dotted versions in Flyway's order, undo files, a text version column, --to with a dotted version")
     func flyway() async throws {
         var files: [String: String] = ["V1__log.sql": "CREATE TABLE log (position serial, version text);\n"]
@@ -90,10 +112,10 @@ struct MigrationLayoutTests {
 
     @Test("a whole-file section: COMMIT is refused with the way out, -- no-transaction runs it outside a transaction")
     func noTransaction() async throws {
-        let wrapped = try MigrationDirectory(["0001_a.up.sql": "BEGIN;\nCREATE TABLE a (id int);\nCOMMIT;\n"])
-        defer { wrapped.remove() }
-        let error = #expect(throws: MigrationError.self) { try wrapped.migrator() }
-        #expect(error?.message.contains("0001_a.up.sql:1: BEGIN") == true && error?.message.contains("-- no-transaction") == true, "\(error?.message ?? "")")
+        let committing = try MigrationDirectory(["0001_a.up.sql": "CREATE TABLE a (id int);\nCOMMIT;\nCREATE TABLE b (id int);\n"])
+        defer { committing.remove() }
+        let error = #expect(throws: MigrationError.self) { try committing.migrator() }
+        #expect(error?.message.contains("0001_a.up.sql:2: COMMIT") == true && error?.message.contains("-- no-transaction") == true, "\(error?.message ?? "")")
         let concurrently = try MigrationDirectory([
             "0001_a.up.sql": "CREATE TABLE a (id int);\n",
             "0002_index.up.sql": "-- no-transaction\nCREATE INDEX CONCURRENTLY a_id ON a (id);\n",
