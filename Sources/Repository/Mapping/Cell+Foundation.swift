@@ -48,12 +48,16 @@ extension Cell {
         default: _ = try nonNull(Decimal.self); throw error(Decimal.self, .typeMismatch)
         }
         if text == "NaN" { return .nan }
+        if text.hasSuffix("Infinity") { throw error(Decimal.self, .invalidData("\(text): Decimal has no infinity")) }
+        let shown = text.count > 60 ? String(text.prefix(57)) + "..." : text
+        let beyond = "\(shown) is beyond what a Decimal holds exactly (38 significant digits, a power of ten from -128 to 127) — read it as String"
         guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else {
-            throw error(Decimal.self, .invalidData(text.hasSuffix("Infinity") ? "\(text): Decimal has no infinity" : text))
+            throw error(Decimal.self, .invalidData(beyond))
         }
         guard let exact = DecimalValue(text), exact == DecimalValue(value.description) else {
             let digits = DecimalValue(text)?.significantDigits ?? 0
-            throw error(Decimal.self, .invalidData("\(text.count > 60 ? String(text.prefix(57)) + "..." : text) has \(digits) significant digits, more than a Decimal holds exactly (38 always fit) — read it as String"))
+            throw error(Decimal.self, .invalidData(digits > 38
+                ? "\(shown) has \(digits) significant digits, more than a Decimal holds exactly (38 always fit) — read it as String" : beyond))
         }
         return value
     }
