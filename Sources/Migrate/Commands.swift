@@ -97,8 +97,13 @@ struct New: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The migrations directory.", valueName: "directory")) var dir = "Migrations"
     @Argument(help: ArgumentHelp("What the migration does, e.g. add_email.", valueName: "name")) var name: String
 
+    /// Prints each file created: the up file, and its down file where the layout has two.
     func run() async throws {
-        StandardOutput.line(TerminalText.escaped(try Migrator.createFile(named: name, in: dir), limit: 2000))
+        let up = try Migrator.createFile(named: name, in: dir)
+        StandardOutput.line(TerminalText.escaped(up, limit: 2000))
+        if up.hasSuffix(".up.sql"), case let down = String(up.dropLast(".up.sql".count)) + ".down.sql", FileManager.default.fileExists(atPath: down) {
+            StandardOutput.line(TerminalText.escaped(down, limit: 2000))
+        }
     }
 }
 

@@ -130,7 +130,8 @@ struct MigrationLayoutTests {
         let golang = try MigrationDirectory(["000007_a.up.sql": "SELECT 1;\n", "000007_a.down.sql": "SELECT 1;\n"])
         defer { golang.remove() }
         let created = try await cli.migrate("new", "add_index", "--dir", golang.path)
-        #expect(created.output.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("/000008_add_index.up.sql"), "\(created.output)")
+        let lines = created.output.split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].hasSuffix("/000008_add_index.up.sql") && lines[1].hasSuffix("/000008_add_index.down.sql"), "\(created.output)")
         #expect(FileManager.default.fileExists(atPath: golang.path + "/000008_add_index.down.sql"))
         #expect(try golang.migrator().migrations.count == 2)
 
