@@ -36,6 +36,8 @@ public final class ChangeFeed: Sendable {
     public let events: AsyncStream<ChangeFeedEvent>
 
     private let isStopping = Locked(false)
+    /// Whether the feed's thread has ended, and who waits for it to.
+    private let ending = Locked<(ended: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private let wakeUp: (read: Int32, write: Int32)
     /// Set by a consumer that re-reads rows on the feed's own thread (the live repository):
     /// changes and ignored notifications then go to it alone, not to ``events``.
@@ -94,7 +96,7 @@ public final class ChangeFeed: Sendable {
         wakeUp = (fds[0], fds[1])
         let (events, continuation) = AsyncStream<ChangeFeedEvent>.makeStream()
         self.events = events
-        let (isStopping, wakeUpRead, reader) = (isStopping, fds[0], reader)
+        let (isStopping, wakeUpRead, reader, ending) = (isStopping, fds[0], reader, ending)
         let description = switch source {
         case .notifications(let channel): "LISTEN \(channel)"
         case .logicalReplication(let publication, _): "logical replication of \(publication)"
@@ -113,6 +115,11 @@ public final class ChangeFeed: Sendable {
                      logger: logger, emit: { continuation.yield($0) }, wakeUp: wakeUpRead, isStopping: isStopping, reader: reader).run()
             slot.drop(configuration, deadline: statementDeadline, types: types)
             continuation.finish()
+            let waiters = ending.withLock { ending in
+                defer { ending = (true, []) }
+                return ending.waiters
+            }
+            for waiter in waiters { waiter.resume() }
         }
         thread.name = "change feed (\(description))"
         thread.start()
@@ -123,7 +130,22 @@ public final class ChangeFeed: Sendable {
     /// Whether ``stop()`` was called.
     var isStopped: Bool { isStopping.withLock { $0 } }
 
-    /// Stops listening and closes the connection; ``events`` then finishes. Idempotent.
+    /// Waits until the feed has stopped (after ``stop()``): its connection is closed and, with
+    /// logical replication, its slot dropped — within the statement deadline, after which a slot
+    /// left behind is dropped later as abandoned (see ``ChangeSource``).
+    public func waitUntilStopped() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let ended = ending.withLock { ending in
+                if !ending.ended { ending.waiters.append(waiter) }
+                return ending.ended
+            }
+            if ended { waiter.resume() }
+        }
+    }
+
+    /// Stops listening and closes the connection; ``events`` then finishes. Idempotent. Returns
+    /// at once: the feed's thread closes the connection (and drops a replication slot) right
+    /// after; ``waitUntilStopped()`` waits for that.
     public func stop() {
         let alreadyStopping = isStopping.withLock { stopping in
             defer { stopping = true }

@@ -6,7 +6,12 @@ extension LiveRepository {
 
     /// Waits until the feed listens (see ``ListeningGate``): at most `timeout` for all callers
     /// together, and not at all once the feed has failed to connect. Cancellable.
+    /// - Throws: kind ``PostgresError/Kind/closed`` once the repository is closed: a value read
+    ///   then would never follow changes.
     func waitUntilListening(timeout: Duration = .seconds(10)) async throws {
+        if feed.isStopped {
+            throw PostgresError(.closed, "this live repository is closed: a live value read now would never follow changes")
+        }
         if listening.withLock({ $0.gate.isOpen }) { return }
         let id = listening.withLock { state in
             state.nextWaiter += 1

@@ -19,7 +19,9 @@ extension LiveRepository: Service {
     }
 
     /// Waits until every live value's pending writes are committed (or failed), at most
-    /// `timeout`, then stops following changes. Returns whether everything settled in time.
+    /// `timeout`, then stops following changes and waits until the change feed's connection is
+    /// closed and its replication slot, if any, dropped (within the feed's statement deadline).
+    /// Returns whether the writes settled in time.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) async -> Bool {
         isShuttingDown.withLock { $0 = true }
@@ -44,6 +46,7 @@ extension LiveRepository: Service {
         }
         if !settled { logger.warning("pending writes did not finish before shutdown", metadata: ["timeout": "\(timeout)"]) }
         close()
+        await feed.waitUntilStopped()
         broadcast.finish()
         return settled
     }

@@ -162,8 +162,11 @@ public final class LiveRepository: Sendable {
 
     deinit { close() }
 
-    /// Stops following changes. Handles keep their values; writes still go through. To let
-    /// pending writes finish first, use ``shutdown(timeout:)``.
+    /// Stops following changes. Handles keep their values; writes still go through; reads that
+    /// would make new live values throw (kind ``PostgresError/Kind/closed``). Returns at once:
+    /// a repository following logical replication drops its replication slot a moment later,
+    /// on the feed's thread. A program about to exit awaits ``shutdown(timeout:)`` instead,
+    /// which lets pending writes finish and waits until the slot is dropped.
     public func close() {
         feed.stop()
         listener.withLock { $0?.cancel() }

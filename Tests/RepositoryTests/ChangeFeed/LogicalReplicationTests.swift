@@ -109,7 +109,7 @@ struct LogicalReplicationTests {
         #expect(try await eventually { first.value.body == "followed" })
     }
 
-    @Test("after the replication connection is cut, the feed resumes its slot: what was committed meanwhile arrives, and no other row is read again; the slot is gone once the repository closes")
+    @Test("after the replication connection is cut, the feed resumes its slot: what was committed meanwhile arrives, and no other row is read again; shutdown returns once the slot is dropped, and a read after it is refused")
     func resumeAfterOutage() async throws {
         try await database.query("INSERT INTO notes (id, body) SELECT i, 'row ' || i FROM generate_series(10, 59) AS i")
         let repository = LiveRepository(database, changes: .logicalReplication)
@@ -131,8 +131,10 @@ struct LogicalReplicationTests {
             #expect(reread <= 2, "round \(round): \(reread) rows read again after the outage, of 50 live rows")
         }
         #expect(try await database.query(slots)[0].decode(Int64.self, at: 0) == 1, "the same slot, resumed")
-        repository.close()
-        #expect(try await eventually { try await database.query(slots)[0].decode(Int64.self, at: 0) == 0 })
+        await repository.shutdown()
+        #expect(try await database.query(slots)[0].decode(Int64.self, at: 0) == 0, "shutdown() returned with the slot still there")
+        let refused = await #expect(throws: PostgresError.self) { try await repository.read(Note.self, id: 11) }
+        #expect(refused?.kind == .closed && "\(refused.map { "\($0)" } ?? "")".contains("closed"), "\(String(describing: refused))")
     }
 
     @Test("a slot a dead process left behind is dropped by the next feed once it holds back more WAL than allowed; others' slots are left alone")
