@@ -25,12 +25,12 @@ enum FollowedTables {
 
     /// What to do about `tables`, whose changes `source` does not announce: one line.
     static func remedy(_ tables: [String], source: ChangeSource) -> String {
-        let names = Set(tables).sorted().map { TerminalText.escaped($0, limit: 200) }.joined(separator: ", ")
+        let names = Set(tables).sorted().map { TerminalText.name($0) }.joined(separator: ", ")
         switch source {
         case .notifications:
             return "\(names), whose changes are not announced: enable with LiveSchema.enable"
         case .logicalReplication(let publication, _):
-            return "\(names), not in the publication \(TerminalText.escaped(publication, limit: 100)) this repository follows: add with LiveSchema.publish"
+            return "\(names), not in the publication \(TerminalText.name(publication, limit: 100)) this repository follows: add with LiveSchema.publish"
         }
     }
 }

@@ -38,20 +38,24 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     /// One sentence.
     public var description: String {
         switch self {
-        case .notFound(let table, let key): "no row in \(table) has id \(key)"
-        case .deleted(let table, let key): "\(table) row \(key) was deleted; the write was reverted"
+        case .notFound(let table, let key): "no row in \(Self.shown(table)) has id \(Self.shown(key))"
+        case .deleted(let table, let key): "\(Self.shown(table)) row \(Self.shown(key)) was deleted; the write was reverted"
         case .writeFailed(let table, let key, let error) where mayHaveCommitted:
-            "writing \(table) row \(key) may have committed: the connection was lost after the UPDATE was sent; the handle shows the row as last read until it is read again: \(error)"
-        case .writeFailed(let table, let key, let error): "writing \(table) row \(key) failed and was reverted: \(error)"
+            "writing \(Self.shown(table)) row \(Self.shown(key)) may have committed: the connection was lost after the UPDATE was sent; the handle shows the row as last read until it is read again: \(error)"
+        case .writeFailed(let table, let key, let error): "writing \(Self.shown(table)) row \(Self.shown(key)) failed and was reverted: \(error)"
         case .conflict(let table, let key, let columns, _, _, let policy):
-            "\(table) row \(key): another writer changed \(columns.joined(separator: ", ")) first; \(policy == .databaseWins ? "the database's values were kept" : "this process's values were written")"
+            "\(Self.shown(table)) row \(Self.shown(key)): another writer changed \(columns.map { Self.shown($0) }.joined(separator: ", ")) first; \(policy == .databaseWins ? "the database's values were kept" : "this process's values were written")"
         case .changeFeedDisconnected(let error): "the change feed lost its connection and is reconnecting: \(error)"
         case .changeFeedReconnected: "the change feed is listening again; live rows were re-read"
-        case .refreshFailed(let table, let error): "re-reading changed rows of \(table) failed: \(error)"
+        case .refreshFailed(let table, let error): "re-reading changed rows of \(Self.shown(table)) failed: \(error)"
         case .membershipIsReadOnly(let table):
-            "a live query over \(table) was restored: rows join or leave it through the database and are placed by its order, not by editing the result"
+            "a live query over \(Self.shown(table)) was restored: rows join or leave it through the database and are placed by its order, not by editing the result"
         }
     }
+
+    /// A table, key or column as a message shows it: plain when plain, otherwise quoted, with
+    /// control characters escaped (`"odd \"name\""`).
+    private static func shown(_ name: String) -> String { TerminalText.name(name) }
 }
 
 /// What happens when another writer changed the same columns as a local edit.

@@ -42,7 +42,7 @@ struct RecordTable<R: Record>: Sendable {
     /// Resolves `R.tableName` (`people`, `crm.people`, `"odd.name"`) through the server's search
     /// path, and its primary key.
     static func resolve(_ database: Database, reads: Locked<ReadCount>? = nil) async throws -> RecordTable {
-        let row = try await database.query("""
+        let row = try await PostgresError.namingTable(R.tableName, as: "\(R.self).tableName") { try await database.query("""
             SELECT n.nspname, c.relname, c.oid::int8, (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0
                 AND NOT a.attisdropped AND a.attgenerated = '' AND a.attidentity <> 'a'
                 AND has_column_privilege(c.oid, a.attnum, 'UPDATE')
@@ -51,7 +51,7 @@ struct RecordTable<R: Record>: Sendable {
             CASE WHEN NOT c.relrowsecurity THEN ARRAY(SELECT a.attname::text FROM pg_attribute a
                 WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum) END
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass
-            """, [R.tableName])[0]
+            """, [R.tableName]) }[0]
         let (schema, name) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
         let key = try await TableKey.resolve(try row.decode(Int64.self, at: 2), table: schema + "." + name, declared: R.primaryKey,
                                              naming: R.columnNaming) { try await database.query($0, $1) }

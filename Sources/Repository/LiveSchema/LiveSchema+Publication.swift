@@ -12,7 +12,7 @@ extension LiveSchema {
     ///   the server's error, one line: a table that
     ///   does not exist, a role that may not create the publication or does not own the table.
     public static func publish(_ table: String, on database: Database, publication: String = ChangeFeed.defaultPublication) async throws {
-        let described = try await database.query("""
+        let described = try await PostgresError.namingTable(table) { try await database.query("""
             SELECT $1::regclass::text,
                    EXISTS (SELECT 1 FROM pg_index WHERE indrelid = $1::regclass AND indisprimary)
                    AND (SELECT relreplident <> 'n' FROM pg_class WHERE oid = $1::regclass),
@@ -24,7 +24,7 @@ extension LiveSchema {
                     WHERE i.indrelid = $1::regclass AND i.indisprimary
                       AND a.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'text'::regtype,
                                              'varchar'::regtype, 'bpchar'::regtype, 'uuid'::regtype))
-            """, [table, publication])[0]
+            """, [table, publication]) }[0]
         let (name, hasKey) = (try described.decode(String.self, at: 0), try described.decode(Bool.self, at: 1))
         guard hasKey else {
             throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has no primary key (or REPLICA IDENTITY NOTHING): not published, since its UPDATEs and DELETEs would then fail")

@@ -58,11 +58,11 @@ public enum LiveSchema {
     ///   primary key, or has a key column of another type than integer, text or uuid.
     public static func enable(_ table: String, on database: Database) async throws {
         try await install(on: database)
-        try await database.query("SELECT live.enable_change_notifications($1::regclass)", [table])
+        try await PostgresError.namingTable(table) { try await database.query("SELECT live.enable_change_notifications($1::regclass)", [table]) }
     }
 
     /// Stops announcing `table`'s changes. Live values over it stop following other processes.
     public static func disable(_ table: String, on database: Database) async throws {
-        try await database.query("SELECT live.disable_change_notifications($1::regclass)", [table])
+        try await PostgresError.namingTable(table) { try await database.query("SELECT live.disable_change_notifications($1::regclass)", [table]) }
     }
 }

@@ -28,6 +28,27 @@ public enum TerminalText {
         text.unicodeScalars.contains(where: isControl)
     }
 
+    /// `text` in double quotes for a message, `"` and `\` escaped with a backslash and control
+    /// characters as with ``escaped(_:limit:)``: where a name with spaces or quotes begins and
+    /// ends stays plain (`"people; DROP TABLE x; --"`).
+    static func quotedForMessage(_ text: String, limit: Int = 200) -> String {
+        var inner = ""
+        for scalar in text.unicodeScalars.prefix(limit) {
+            if scalar == "\"" || scalar == "\\" { inner.unicodeScalars.append("\\") }
+            inner.unicodeScalars.append(scalar)
+        }
+        return "\"" + escaped(inner, limit: .max) + (text.unicodeScalars.count > limit ? "…\"" : "\"")
+    }
+
+    /// A name for a message: as it is when plain (lowercase ASCII letters, digits, `_`, `.`,
+    /// `-`), otherwise as ``quotedForMessage(_:limit:)`` gives it.
+    static func name(_ text: String, limit: Int = 200) -> String {
+        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
+            ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "_" || scalar == "." || scalar == "-"
+        }
+        return plain && text.unicodeScalars.count <= limit ? text : quotedForMessage(text, limit: limit)
+    }
+
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }

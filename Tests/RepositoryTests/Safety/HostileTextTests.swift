@@ -63,6 +63,39 @@ struct HostileTextTests {
                 "\(errors.split(separator: "\n").count) lines: \(errors.prefix(2000))")
     }
 
+    struct Injected: Record, Equatable {
+        static let tableName = "people; DROP TABLE x; --"
+        var id: Int64
+    }
+
+    struct Missing: Record, Equatable {
+        static let tableName = "nowhere.\"no \u{1B}table\""
+        var id: Int64
+    }
+
+    @Test("a tableName that is no table gets one line naming it as spelled, not the library's catalog query")
+    func tableNameNoTable() async throws {
+        let database = try await makeContactsDatabase()
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        for (read, expected) in [({ _ = try await repository.read(Injected.self, id: 1) }, #"Injected.tableName "people; DROP TABLE x; --" names no table"#),
+                                 ({ _ = try await repository.read(Missing.self, id: 1) }, #"Missing.tableName "nowhere.\"no \u{1b}table\"" names no table"#)]
+            as [(() async throws -> Void, String)] {
+            let error = await #expect(throws: PostgresError.self) { try await read() }
+            let line = error.map { "\($0)" } ?? ""
+            #expect(line.hasPrefix(expected) && !line.contains("\n") && !line.contains("SELECT") && !line.contains("\u{1B}"), "\(line)")
+        }
+        let enabled = await #expect(throws: PostgresError.self) { try await LiveSchema.enable("people; DROP TABLE x; --", on: database) }
+        #expect(enabled.map { "\($0)" }?.hasPrefix(#"table "people; DROP TABLE x; --" names no table"#) == true, "\(String(describing: enabled))")
+    }
+
+    @Test("errors show a table or key that is not plain quoted, with controls escaped")
+    func namesInMessages() {
+        let error = LiveRecordError.notFound(table: "public.odd name", key: "a\u{1B}\"b")
+        #expect(error.description == #"no row in "public.odd name" has id "a\u{1b}\"b""#, "\(error)")
+        #expect(LiveRecordError.deleted(table: "public.people", key: "42").description.hasPrefix("public.people row 42 "))
+    }
+
     struct OddRow: Record, Equatable {
         static let tableName = "\"odd.name\""
         var id: Int64
