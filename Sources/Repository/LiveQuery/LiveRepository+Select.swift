@@ -21,23 +21,28 @@ extension LiveRepository {
     /// one read only inside a function is not in the plan. Every table followed must be enabled
     /// (``LiveSchema/enable(_:on:)``). The result lives as long as it, or an observation of it,
     /// is held. The query runs on every change, so it should not have side effects.
+    ///
+    /// Columns map to properties by `columns`: with ``ColumnNaming/exact``, explicit
+    /// `CodingKeys` (`case userID = "userID"`) name the columns as they are.
     /// - Throws: ``PostgresError`` for a statement that is not one read-only query, that reads a
     ///   table whose changes are not announced, or that the server refuses.
     public func readAll<Row: Decodable & Equatable & Sendable>(
-        _ type: Row.Type = Row.self, sql: String, parameters: [any SQLValueConvertible] = [], tables: [String] = []
+        _ type: Row.Type = Row.self, sql: String, parameters: [any SQLValueConvertible] = [], tables: [String] = [],
+        columns naming: ColumnNaming = .snakeCase
     ) async throws -> Derived<[Row]> {
-        try await liveSelect(sql: sql, parameters: parameters, tables: tables) { try $0.decode(Row.self) }
+        try await liveSelect(sql: sql, parameters: parameters, tables: tables) { try $0.decode(Row.self, columns: naming) }
     }
 
     /// The same, for `Identifiable` rows: the result is an `IdentifiedArray`, so that an
     /// update's `changes()` names the ids inserted, removed and updated.
     /// - Throws: also when two rows of a result share an id.
     public func readAll<Row: Decodable & Equatable & Sendable & Identifiable>(
-        _ type: Row.Type = Row.self, sql: String, parameters: [any SQLValueConvertible] = [], tables: [String] = []
+        _ type: Row.Type = Row.self, sql: String, parameters: [any SQLValueConvertible] = [], tables: [String] = [],
+        columns naming: ColumnNaming = .snakeCase
     ) async throws -> Derived<IdentifiedArrayOf<Row>> where Row.ID: Sendable {
         try await liveSelect(sql: sql, parameters: parameters, tables: tables) { result in
             var rows = IdentifiedArrayOf<Row>()
-            for row in try result.decode(Row.self) {
+            for row in try result.decode(Row.self, columns: naming) {
                 guard rows.append(row).inserted else {
                     throw PostgresError(.invalidStatement, "two rows of the live query's result have the id \(row.id): ids must be unique")
                 }

@@ -42,6 +42,12 @@ struct QueryPredicate: Sendable {
         if let condition, let problem = SQLStatements.expressionProblem(condition) {
             throw PostgresError(.invalidStatement, "the where: condition must be one SQL expression, but it has \(problem): \(TerminalText.escaped(condition, limit: 200))")
         }
+        // The statements that check membership add the ids as the next parameter: a `$n` past
+        // those given would silently stand for them.
+        if let condition, let tokens = ConditionLexer.tokens(condition),
+           let past = tokens.lazy.compactMap({ if case .parameter(let number) = $0, number > parameters.count || number < 1 { number } else { nil } }).first {
+            throw PostgresError(.invalidStatement, "the where: condition uses $\(past), but \(parameters.count) parameter\(parameters.count == 1 ? " was" : "s were") given")
+        }
         // A condition that ends in a line comment would swallow what follows it in a statement.
         self.condition = condition.map { $0.contains("--") ? $0 + "\n" : $0 }
         self.parameters = parameters

@@ -83,6 +83,13 @@ struct LiveSelectTests {
         let names = try await repository.readAll(Name.self, sql: "SELECT name FROM people ORDER BY name")
         try await database.query("INSERT INTO people (name) VALUES ('Zed')")
         #expect(try await eventually { names.value == [Name(name: "Zed")] })
+        // Explicit CodingKeys naming a mixed-case column, read with exact naming.
+        struct Spelled: Decodable, Equatable, Sendable {
+            var userName: String
+            enum CodingKeys: String, CodingKey { case userName = "userName" }
+        }
+        let spelled = try await repository.readAll(Spelled.self, sql: #"SELECT name AS "userName" FROM people"#, columns: .exact)
+        #expect(spelled.value == [Spelled(userName: "Zed")])
         try await database.query("CREATE TABLE quiet (name text)")
         let silent = await #expect(throws: PostgresError.self) { try await repository.readAll(Name.self, sql: "SELECT name FROM quiet") }
         #expect(silent?.message.contains("public.quiet, whose changes are not announced") == true)

@@ -148,6 +148,11 @@ struct HostileTextTests {
         }
         let fine = try await repository.readAll(Contact.self, where: "name = $1 OR name = ')' OR name = E'(\\'' OR name = '\"\u{301}'", parameters: ["Ada"])
         #expect(fine.value.map(\.name) == ["Ada"])
+        // `$2` with one parameter would stand for the ids a membership check adds.
+        let past = await #expect(throws: PostgresError.self) {
+            _ = try await repository.readAll(Contact.self, where: "name = $1 OR id = ANY($2)", parameters: ["Ada"])
+        }
+        #expect(past?.message == "the where: condition uses $2, but 1 parameter was given", "\(String(describing: past))")
         repository.close()
     }
 
