@@ -28,8 +28,7 @@ public struct SecretRedactor: Sendable {
 
     /// Adds the passwords found in `text`: a URL's user-info password, and any `password=` value.
     public mutating func scan(_ text: String) {
-        if let password = Self.userInfoPassword(in: text) { add(password) }
-        if let password = Self.rawUserInfoPassword(in: text) { add(password) }
+        for password in Self.userInfoPasswords(in: text) { add(password) }
         for password in Self.passwordAssignments(in: text) { add(password) }
     }
 
@@ -51,25 +50,18 @@ public struct SecretRedactor: Sendable {
         secrets.reduce(text) { text, secret in text.replacingOccurrences(of: secret, with: "***") }
     }
 
-    /// The password part of a URL's user-info: after `://`, up to the last `@` before any
-    /// query, after the first `:` — found without a URL parser, so malformed URLs count too.
-    private static func userInfoPassword(in text: String) -> String? {
-        guard let scheme = text.range(of: "://") else { return nil }
+    /// The password parts of a URL's user-info, found without a URL parser so that malformed
+    /// URLs count too: after `://` and the first `:`, up to the last `@` before any query or
+    /// fragment — and, for a password written raw (holding `?`, `#`, `/` or `@`), up to the
+    /// last `@` of the whole text.
+    private static func userInfoPasswords(in text: String) -> [String] {
+        guard let scheme = text.range(of: "://") else { return [] }
         let rest = text[scheme.upperBound...]
         let beforeQuery = rest.prefix { $0 != "?" && $0 != "#" }
-        guard let at = beforeQuery.lastIndex(of: "@") else { return nil }
-        let userInfo = beforeQuery[..<at]
-        guard let colon = userInfo.firstIndex(of: ":") else { return nil }
-        return String(userInfo[userInfo.index(after: colon)...])
-    }
-
-    /// The same, for a password written raw — holding `?`, `#`, `/` or `@`: from the first `:`
-    /// after `://` to the last `@` of the whole text.
-    private static func rawUserInfoPassword(in text: String) -> String? {
-        guard let scheme = text.range(of: "://") else { return nil }
-        let rest = text[scheme.upperBound...]
-        guard let at = rest.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") else { return nil }
-        return String(rest[rest.index(after: colon)..<at])
+        return [beforeQuery, rest].compactMap { part in
+            guard let at = part.lastIndex(of: "@"), let colon = part[..<at].firstIndex(of: ":") else { return nil }
+            return String(part[part.index(after: colon)..<at])
+        }
     }
 
     /// Whether `text` is a URL with user-info (`scheme://…@`), which may hold a password.
