@@ -7,10 +7,19 @@ import Foundation
 final class Lock: @unchecked Sendable {  // The pthread mutex is the synchronization itself.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    /// A lock; a `recursive` one may be taken again by the thread that holds it.
+    init(recursive: Bool = false) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        guard recursive else {
+            pthread_mutex_init(mutex, nil)
+            return
+        }
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
     }
 
     deinit {

@@ -16,6 +16,12 @@ where Element.ID: Comparable & Sendable {
     let source: QuerySource<Element>
     private let report: @Sendable (LiveRecordError) -> Void
     private let cell: ObservedState<QueryState<Element>>
+    /// Held across an edit of the list and the edits of its stores that follow, so that edits
+    /// made through the query at once reach the stores in the order the list took them: the
+    /// next one reads the list only after the stores took (and showed back) this one, or a
+    /// store's older value shown back into the list would undo a later edit. Recursive: a
+    /// handler the edit runs may edit the query again.
+    private let editOrder = Lock(recursive: true)
     /// Who hands read rows to this query's member stores (see ``QueryHandOver``): the router
     /// its reads go through, which hands over for all its queries at once; nil: the query itself.
     private let router: (any AnyObject & Sendable)?
@@ -150,14 +156,17 @@ where Element.ID: Comparable & Sendable {
     /// that adds, removes or moves elements is undone and reported, since only the database
     /// decides membership and the query's order decides positions.
     private func modify(author: Author?, _ body: (inout Elements) -> Void) {
-        let (changed, restored) = cell.transition { state in
-            var new = state.elements
-            body(&new)
-            let result = state.edit(to: new)
-            return (.some(author), result)
-        }
-        for (store, old, new) in changed {
-            store.edit(from: old, to: new, author: author)
+        let restored = editOrder.withLock {
+            let (changed, restored) = cell.transition { state in
+                var new = state.elements
+                body(&new)
+                let result = state.edit(to: new)
+                return (.some(author), result)
+            }
+            for (store, old, new) in changed {
+                store.edit(from: old, to: new, author: author)
+            }
+            return restored
         }
         if restored { report(.membershipIsReadOnly(table: source.table)) }
     }

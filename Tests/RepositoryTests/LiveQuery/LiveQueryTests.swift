@@ -22,6 +22,37 @@ struct LiveQueryTests {
         try await database.query("SELECT id FROM contacts WHERE \(condition) ORDER BY name COLLATE \"C\", id").map { try $0.decode(Int64.self, at: 0) }
     }
 
+    @Test("update from many tasks at once through a live query's elements loses nothing: the stores take the query's edits in the order the list made them")
+    func concurrentQueryUpdates() async throws {
+        let people = try await byName()
+        for round in 0..<3 {
+            let before = people.value[id: 1]?.email?.count ?? 0
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        for _ in 0..<25 {
+                            switch round {
+                            case 0: people[id: 1].update { contact in contact?.email?.append("x") }
+                            case 1: people[id: 1].update { contact in
+                                if var copy = contact {
+                                    copy.email = (copy.email ?? "") + "x"
+                                    contact = copy
+                                }
+                            }
+                            default: people.update { list in list[id: 1]?.email?.append("x") }
+                            }
+                            await Task.yield()
+                        }
+                    }
+                }
+            }
+            try await people.save()
+            #expect(people.value[id: 1]?.email?.count == before + 500, "round \(round): \((people.value[id: 1]?.email?.count ?? 0) - before) of 500")
+            let stored = try await database.query("SELECT length(email) FROM contacts WHERE id = 1")[0].decode(Int.self, at: 0)
+            #expect(stored == before + 500, "round \(round): \(stored - before) of 500 stored")
+        }
+    }
+
     @Test("the result follows psql inserts, updates, order changes and deletes, and says which ids changed")
     func followsOtherProcesses() async throws {
         let people = try await byName("email IS NOT NULL")
