@@ -8,7 +8,7 @@ import Testing
 /// event stream. `.ci/run` builds the example first; without the build this suite does not run.
 @Suite("Example server", .enabled(if: ExampleServer.isBuilt))
 struct ExampleServerTests {
-    @Test("GET, PATCH (200 and 409), Server-Sent Events of changes made elsewhere, 404, and a clean SIGTERM")
+    @Test("GET, PATCH (200 and 409), Server-Sent Events of changes made elsewhere, a deletion ending them, 404, and a clean SIGTERM")
     func endToEnd() async throws {
         let database = try await TestServer.makeDatabase()
         let url = try await TestServer.connectionString(database: database.name())
@@ -62,6 +62,11 @@ struct ExampleServerTests {
         #expect(response.hasSuffix("409"), "\(response)")
         #expect(response.contains("Ada King") && response.contains("Augusta") && response.contains("\"columns\":[\"name\"]"), "\(response)")
         locker.close()
+
+        // Deleted by psql: the person's stream says so, and ends.
+        try await psql("DELETE FROM people WHERE id = \(id)", database: database)
+        #expect(try await eventually { lines.all.contains("event: deleted") && lines.all.contains("data: {\"id\":\(id)}") }, "\(lines.all.suffix(4))")
+        #expect(try await eventually { events.exitStatusIfExited() != nil }, "the stream of a deleted person ends")
 
         kill(server.pid, SIGTERM)
         #expect(try await eventually { server.exitStatusIfExited() != nil })

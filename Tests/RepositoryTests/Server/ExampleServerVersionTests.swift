@@ -79,4 +79,39 @@ struct ExampleServerVersionTests {
         #expect(empty.status == 400 && empty.body.contains("a name cannot be empty"), "\(empty)")
         #expect(try await server.stop() == 0)
     }
+
+    @Test("PATCHes of one person at once are taken in turns: with the same If-Match one writes and the rest get 412; without, each 200 names a name the row held; NUL is a 400 with its message")
+    func concurrentPatches() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await AddressBook.migrate(database)
+        let id = try await AddressBook(database).addPerson(name: "Ada", streets: []).value.id
+        try await database.query("CREATE TABLE seen (name text NOT NULL)")
+        try await database.query("""
+            CREATE FUNCTION record_name() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO seen VALUES (NEW.name); RETURN NEW; END $$;
+            """)
+        try await database.query("CREATE TRIGGER record_name AFTER UPDATE ON people FOR EACH ROW EXECUTE FUNCTION record_name()")
+        let server = try await ExampleServerProcess(databaseURL: try await TestServer.connectionString(database: database.name()))
+        let url = "\(server.base)/people/\(id)"
+        let tag = try #require(try await request(url).headers["etag"])
+
+        let conditional = try await withThrowingTaskGroup(of: Reply.self) { group in
+            for index in 0..<12 { group.addTask { try await patch(url, name: "If \(index)", ifMatch: tag) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(conditional.filter { $0.status == 200 }.count == 1 && conditional.filter { $0.status == 412 }.count == 11,
+                "\(conditional.map(\.status))")
+
+        let plain = try await withThrowingTaskGroup(of: (String, Reply).self) { group in
+            for index in 0..<12 { group.addTask { ("Plain \(index)", try await patch(url, name: "Plain \(index)")) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let committed = Set(try await database.query("SELECT name FROM seen").map { try $0.decode(String.self, at: 0) })
+        for (name, reply) in plain {
+            #expect(reply.status == 200 && reply.body.contains("\"\(name)\"") && committed.contains(name), "\(name): \(reply)")
+        }
+
+        let nul = try await patch(url, name: "Al\u{0}an")
+        #expect(nul.status == 400 && nul.body.contains("NUL"), "\(nul)")
+        #expect(try await server.stop() == 0)
+    }
 }

@@ -12,20 +12,30 @@ struct PersonPatch: Decodable {
         if name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw HTTPError(.badRequest, message: "a name cannot be empty")
         }
-        if name.count > 200 { throw HTTPError(.badRequest, message: "a name has at most 200 characters") }
+        // Counted in Unicode scalars: a character can hold any number of combining marks.
+        if name.unicodeScalars.count > 200 { throw HTTPError(.badRequest, message: "a name has at most 200 characters") }
+        if name.unicodeScalars.contains("\0") { throw HTTPError(.badRequest, message: "a name cannot hold a NUL character") }
     }
 }
 
 /// A `LIKE` pattern matching the names that start with `prefix` (its `%`, `_` and `\` escaped);
 /// a 400 for a prefix longer than a name can be.
 func likePrefix(_ prefix: String) throws -> String {
-    guard prefix.count <= 200 else { throw HTTPError(.badRequest, message: "a prefix has at most 200 characters") }
+    guard prefix.unicodeScalars.count <= 200 else { throw HTTPError(.badRequest, message: "a prefix has at most 200 characters") }
+    guard !prefix.unicodeScalars.contains("\0") else { throw HTTPError(.badRequest, message: "a prefix cannot hold a NUL character") }
     var pattern = ""
     for character in prefix {
         if character == "%" || character == "_" || character == "\\" { pattern.append("\\") }
         pattern.append(character)
     }
     return pattern + "%"
+}
+
+extension LiveRecordError {
+    /// The row was deleted.
+    var isDeletion: Bool {
+        if case .deleted = self { true } else { false }
+    }
 }
 
 /// A 409's body: the columns both writers changed, and both values.

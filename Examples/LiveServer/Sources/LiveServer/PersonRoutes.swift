@@ -10,6 +10,7 @@ import ServiceLifecycle
 struct PersonRoutes: Sendable {
     let book: AddressBook
     let heartbeat: Duration
+    let turns = PatchTurns()
 
     func add(to router: Router<BasicRequestContext>) {
         router.get("people/:id") { _, context in
@@ -18,8 +19,20 @@ struct PersonRoutes: Sendable {
         }
         router.patch("people/:id") { request, context in try await patch(request, context) }
         router.get("people/:id/events") { request, context in
-            let values = try await person(context).values.cancelOnGracefulShutdown().map { value in
-                EventStream.event("person", data: (try? Response.jsonText(value)) ?? "{}")
+            let handle = try await person(context)
+            // Once the person is deleted, one `deleted` event ends the stream.
+            let values = AsyncStream<String> { continuation in
+                let task = Task {
+                    for await value in handle.values.cancelOnGracefulShutdown() {
+                        if handle.liveState == .deleted {
+                            continuation.yield(EventStream.event("deleted", data: "{\"id\":\(value.id)}"))
+                            break
+                        }
+                        continuation.yield(EventStream.event("person", data: (try? Response.jsonText(value)) ?? "{}"))
+                    }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in task.cancel() }
             }
             return EventStream.response(to: request, values, heartbeat: heartbeat)
         }
@@ -29,6 +42,11 @@ struct PersonRoutes: Sendable {
         let patch = try await request.decode(as: PersonPatch.self, context: context)
         try patch.validate()
         let handle = try await person(context)
+        return try await turns.run(try context.parameters.require("id", as: Int64.self)) { try await rename(handle, patch, request) }
+    }
+
+    /// Renames the person behind `handle` (in the person's turn), or says why not.
+    private func rename(_ handle: Var<Person>, _ patch: PersonPatch, _ request: Request) async throws -> Response {
         if let condition = request.headers[.ifMatch] {
             let (value, version) = current(handle)
             guard EntityTag.condition(condition, matches: version) else {
@@ -43,6 +61,10 @@ struct PersonRoutes: Sendable {
         } catch LiveRecordError.conflict(_, _, let columns, let ours, let theirs, _) {
             let conflict = Conflict(columns: columns, ours: ours as? Person, theirs: theirs as? Person)
             return try Response.json(conflict, status: .conflict)
+        } catch let error as LiveRecordError {
+            throw HTTPError(error.mayHaveCommitted ? .serviceUnavailable : error.isDeletion ? .notFound : .serviceUnavailable,
+                            message: error.mayHaveCommitted ? "the database connection was lost after the write was sent: it may have committed"
+                                : error.isDeletion ? "this person was deleted" : "the name was not saved: the database could not take the write")
         }
     }
 

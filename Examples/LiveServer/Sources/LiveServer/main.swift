@@ -14,11 +14,13 @@
 //   PATCH /people/{id}          {"name": "…"}: written through a live handle; 409 with both
 //                               values when another writer changed the name first; 412 with
 //                               the current value when If-Match names a version it moved on from
-//   GET   /people/{id}/events   Server-Sent Events: the person now, then every change by anyone
+//   GET   /people/{id}/events   Server-Sent Events: the person now, then every change by anyone;
+//                               a `deleted` event ends it
 //
 // Event streams send a comment every HEARTBEAT_SECONDS (15) and end when their client leaves.
 // The database, the repository and the HTTP server run in one ServiceGroup: SIGTERM or SIGINT
-// stops the server first, then the repository flushes pending writes, then the pool closes.
+// stops the server first, then the repository flushes pending writes, then the pool closes —
+// 25 s at most, after which what is left is cancelled.
 import AddressBookKit
 import Foundation
 import HTTPTypes
@@ -62,6 +64,11 @@ PersonRoutes(book: book, heartbeat: heartbeat).add(to: router)
 let port = environment["PORT"].flatMap(Int.init) ?? 8080
 let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
                       onServerRunning: { _ in logger.info("listening", metadata: ["port": "\(port)"]) }, logger: logger)
-// Shut down in reverse order: the HTTP server, then the repository (flushing), then the pool.
-let services = ServiceGroup(services: [database, book.repository, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+// Shut down in reverse order: the HTTP server (its requests in flight finish first — a PATCH
+// waits for its write, which may wait for a row lock), then the repository (flushing, 10 s at
+// most), then the pool. After 25 s in all, what is left is cancelled: under the 30 s Kubernetes
+// allows between SIGTERM and SIGKILL.
+var configuration = ServiceGroupConfiguration(services: [database, book.repository, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+configuration.maximumGracefulShutdownDuration = .seconds(25)
+let services = ServiceGroup(configuration: configuration)
 try await services.run()
