@@ -46,7 +46,7 @@ struct QueryPredicate: Sendable {
         // those given would silently stand for them.
         if let condition, let tokens = ConditionLexer.tokens(condition),
            let past = tokens.lazy.compactMap({ if case .parameter(let number) = $0, number > parameters.count || number < 1 { number } else { nil } }).first {
-            throw PostgresError(.invalidStatement, "the where: condition uses $\(past), but \(parameters.count) parameter\(parameters.count == 1 ? " was" : "s were") given")
+            throw PostgresError(.invalidStatement, "the where: condition uses $\(past == .max ? "\(past)…" : "\(past)"), but \(parameters.count) parameter\(parameters.count == 1 ? " was" : "s were") given")
         }
         // A condition that ends in a line comment would swallow what follows it in a statement.
         self.condition = condition.map { $0.contains("--") ? $0 + "\n" : $0 }

@@ -153,6 +153,10 @@ struct HostileTextTests {
             _ = try await repository.readAll(Contact.self, where: "name = $1 OR id = ANY($2)", parameters: ["Ada"])
         }
         #expect(past?.message == "the where: condition uses $2, but 1 parameter was given", "\(String(describing: past))")
+        let huge = await #expect(throws: PostgresError.self) {
+            _ = try await repository.readAll(Contact.self, where: "$99999999999999999999 = 1", parameters: ["Ada"])
+        }
+        #expect(huge?.message.hasPrefix("the where: condition uses $9223372036854775807…, but 1 parameter") == true, "\(String(describing: huge))")
         repository.close()
     }
 

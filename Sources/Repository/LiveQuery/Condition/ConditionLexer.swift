@@ -37,12 +37,15 @@ enum ConditionLexer {
         let characters = Array(sql.unicodeScalars)
         var result = ""
         var copied = 0
+        var overflowed = false
         let ok = scan(sql) { token, range in
             guard case .parameter(let number) = token else { return }
-            result += text(characters[copied..<range.lowerBound]) + "$\(number + offset)"
+            let (renumbered, overflow) = number.addingReportingOverflow(offset)
+            overflowed = overflowed || overflow
+            result += text(characters[copied..<range.lowerBound]) + "$\(renumbered)"
             copied = range.upperBound
         }
-        guard ok else { return nil }
+        guard ok, !overflowed else { return nil }
         return result + text(characters[copied...])
     }
 
@@ -100,8 +103,8 @@ enum ConditionLexer {
                 if let digit = at(i + 1), isDigit(digit) {
                     i += 1
                     while let d = at(i), isDigit(d) { i += 1 }
-                    guard let number = Int(text(c[(start + 1)..<i])) else { return false }
-                    emit(.parameter(number), start..<i)
+                    // A number past Int is a parameter no query has: one the caller refuses.
+                    emit(.parameter(Int(text(c[(start + 1)..<i])) ?? Int.max), start..<i)
                     continue
                 }
                 // A dollar-quoted body: $tag$ … $tag$.
