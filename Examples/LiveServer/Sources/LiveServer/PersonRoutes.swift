@@ -20,20 +20,7 @@ struct PersonRoutes: Sendable {
         router.patch("people/:id") { request, context in try await patch(request, context) }
         router.get("people/:id/events") { request, context in
             let handle = try await person(context)
-            // Once the person is deleted, one `deleted` event ends the stream.
-            let values = AsyncStream<String> { continuation in
-                let task = Task {
-                    for await value in handle.values.cancelOnGracefulShutdown() {
-                        if handle.liveState == .deleted {
-                            continuation.yield(EventStream.event("deleted", data: "{\"id\":\(value.id)}"))
-                            break
-                        }
-                        continuation.yield(EventStream.event("person", data: (try? Response.jsonText(value)) ?? "{}"))
-                    }
-                    continuation.finish()
-                }
-                continuation.onTermination = { _ in task.cancel() }
-            }
+            let values = PersonEvents(handle: handle, values: handle.values.cancelOnGracefulShutdown())
             return EventStream.response(to: request, values, heartbeat: heartbeat)
         }
     }
@@ -103,4 +90,29 @@ enum EntityTag {
             return tag == "*" || tag == of(version)
         }
     }
+}
+
+/// A person's events: `person` with each value, until the person is deleted — then one
+/// `deleted` event (`{"id":…}`), and the end. Iterated in the consuming task itself: no task
+/// of its own to cancel from an `onTermination`, which the runtime runs holding a task's lock.
+struct PersonEvents<Values: AsyncSequence<Person, Never> & Sendable>: AsyncSequence, Sendable {
+    let handle: Var<Person>
+    let values: Values
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let handle: Var<Person>
+        var values: Values.AsyncIterator
+        var ended = false
+
+        mutating func next() async -> String? {
+            guard !ended, let value = await values.next(isolation: nil) else { return nil }
+            guard handle.liveState != .deleted else {
+                ended = true
+                return EventStream.event("deleted", data: "{\"id\":\(value.id)}")
+            }
+            return EventStream.event("person", data: (try? Response.jsonText(value)) ?? "{}")
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: handle, values: values.makeAsyncIterator()) }
 }
