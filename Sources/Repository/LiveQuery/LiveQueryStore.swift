@@ -21,6 +21,11 @@ where Element.ID: Comparable & Sendable {
     /// next one reads the list only after the stores took (and showed back) this one, or a
     /// store's older value shown back into the list would undo a later edit. Recursive: a
     /// handler the edit runs may edit the query again.
+    ///
+    /// Lock order: taken with no lock of this library held (only by a `Var` edit of the query);
+    /// while it is held, the list's `cell` lock and then each member store's lock are taken
+    /// and released, one at a time. Nothing takes it while holding either of those: a
+    /// store's updates reach the list after the store's lock is released.
     private let editOrder = Lock(recursive: true)
     /// Who hands read rows to this query's member stores (see ``QueryHandOver``): the router
     /// its reads go through, which hands over for all its queries at once; nil: the query itself.
