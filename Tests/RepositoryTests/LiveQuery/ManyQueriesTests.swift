@@ -156,3 +156,26 @@ struct ManyQueriesTests {
         #expect(try await eventually { ada.value.ids.elements == [1, 2, 3] }, "\(ada.value.ids.elements)")
     }
 }
+
+extension ManyQueriesTests {
+    @Test("a condition the server fails on one row of a statement (an overflow) holds back the query until the row is fixed, then it takes the whole statement")
+    func conditionFailingOnOneRow() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { try await $0.execute(script: Self.setup) }
+        try await LiveSchema.enable("items", on: database)
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let overflowing = try await repository.readAll(Item.self, where: "owner + 1 > $1", parameters: [0], orderBy: [.ascending(\.id)])
+        let other = try await repository.readAll(Item.self, where: "length(tag) > $1", parameters: [0], orderBy: [.ascending(\.id)])
+        try await psql("UPDATE items SET owner = CASE WHEN id = 5 THEN 2147483647 ELSE 100 + id END WHERE id <= 10", database: database)
+        func expected(_ condition: String) async throws -> [Int64] {
+            try await database.query("SELECT id FROM items WHERE \(condition) ORDER BY id").map { try $0.decode(Int64.self, column: "id") }
+        }
+        let otherIDs = try await expected("length(tag) > 0")
+        #expect(try await eventually { other.value.ids.elements == otherIDs && other.value[id: 1]?.owner == 101 })
+        try await psql("UPDATE items SET owner = 0 WHERE id = 5", database: database)
+        let ids = try await expected("owner + 1 > 0")
+        let followed = try await eventually { overflowing.value.ids.elements == ids && overflowing.value[id: 1]?.owner == 101 }
+        #expect(followed, "\(overflowing.value.elements.prefix(10).map { "\($0.id): \($0.owner.map(String.init) ?? "nil")" })")
+    }
+}

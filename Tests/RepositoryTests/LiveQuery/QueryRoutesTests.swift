@@ -147,3 +147,26 @@ struct QueryRoutesTests {
         #expect(again?.streamed.mapValues(\.version) == [4: 10])
     }
 }
+
+extension QueryRoutesTests {
+    @Test("a query whose whole run failed runs whole again with the table's next change, once; a removed one does not")
+    func failedRunRetried() {
+        var routes = QueryRoutes<Int>()
+        let failing = Query(template: 6, p: 1), removed = Query(template: 6, p: 2)
+        _ = routes.add(failing.id, .server)
+        _ = routes.add(removed.id, .server)
+        #expect(Set(routes.next()?.fullRuns ?? []) == [failing.id, removed.id])
+        routes.runFailed(failing.id)
+        routes.runFailed(removed.id)
+        routes.remove(removed.id)
+        #expect(routes.next() == nil, "a failure alone starts no work")
+        let started = routes.announce([7])
+        #expect(started)
+        let retried = routes.next()
+        #expect(retried?.fullRuns == [failing.id] && retried?.keys == [7])
+        #expect(routes.next() == nil)
+        _ = routes.announce([8])
+        let after = routes.next()
+        #expect(after?.fullRuns == [], "it ran and did not fail again")
+    }
+}

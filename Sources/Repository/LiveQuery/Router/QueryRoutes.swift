@@ -34,6 +34,10 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
     /// the stream did not carry whole (or a notification) drops it, and the row is read.
     private(set) var streamed: [ID: Change] = [:]
     private(set) var fullRuns: Set<QueryID> = []
+    /// Queries whose last whole run failed (their condition failed on some row, say): they run
+    /// whole again with the next change of the table — the one that may have fixed that row —
+    /// since until one succeeds, the rows of the statement that failed them are not theirs.
+    private(set) var failedRuns: Set<QueryID> = []
     private(set) var isRunning = false
 
     /// The columns some query is indexed by.
@@ -77,6 +81,7 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
             if holders[id]?.isEmpty == true { holders[id] = nil }
         }
         fullRuns.remove(query)
+        failedRuns.remove(query)
     }
 
     // MARK: - Work
@@ -93,12 +98,16 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
             pendingKeys.insert(id)
             streamed[id] = change?.row == nil ? nil : change
         }
-        return pendingKeys.isEmpty ? false : start()
+        guard !pendingKeys.isEmpty else { return false }
+        fullRuns.formUnion(failedRuns)
+        failedRuns = []
+        return start()
     }
 
     /// Every query must run whole again (the feed reconnected, a table was truncated).
     mutating func rerunAll() -> Bool {
         fullRuns.formUnion(checks.keys)
+        failedRuns = []
         return fullRuns.isEmpty ? false : start()
     }
 
@@ -121,6 +130,12 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
         guard checks[query] != nil else { return false }
         fullRuns.insert(query)
         return start()
+    }
+
+    /// `query`'s whole run failed: it runs whole again with the table's next change.
+    package mutating func runFailed(_ query: QueryID) {
+        guard checks[query] != nil else { return }
+        failedRuns.insert(query)
     }
 
     private mutating func start() -> Bool {

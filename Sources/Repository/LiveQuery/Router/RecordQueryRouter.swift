@@ -95,6 +95,7 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
                 routes.withLock { $0.remove(id) }
                 return load.resume(throwing: error)
             }
+            routes.withLock { $0.runFailed(id) }
             repository?.report(.refreshFailed(table: table.qualifiedName, error))
         }
         queries.withLock { $0[id]?.load = nil }
