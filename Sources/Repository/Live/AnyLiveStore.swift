@@ -47,10 +47,12 @@ extension LiveStore: AnyLiveStore {
         var rows: [ObjectIdentifier: Committed<Content>] = [:]
         for (pair, row) in zip(taking, decoded) { rows[ObjectIdentifier(pair.store)] = row }
         var taken = 0
-        let stale = typed.compactMap { store, change -> (any AnyLiveStore)? in
-            let outcome = store.streamed(change, row: rows[ObjectIdentifier(store)])
-            if outcome.taken { taken += 1 }
-            return outcome.stale ? store : nil
+        let stale = MemberBatch.run {
+            typed.compactMap { store, change -> (any AnyLiveStore)? in
+                let outcome = store.streamed(change, row: rows[ObjectIdentifier(store)])
+                if outcome.taken { taken += 1 }
+                return outcome.stale ? store : nil
+            }
         }
         if taken > 0 { countStreamed(taken) }
         return stale
@@ -100,7 +102,9 @@ extension LiveStore: AnyLiveStore {
     /// Two rows whose ids are one in Swift but two in the database are refused (``DistinctKeys``).
     static func apply(_ rows: [(id: Table.ID, committed: Committed<Content>)], to stores: [LiveStore<Table>], sequence: UInt64) throws {
         let byID = try DistinctKeys.byID(rows, table: stores.first?.table.qualifiedName ?? "")
-        for store in stores { store.applyRead(byID[store.id], sequence: sequence) }
+        MemberBatch.run {
+            for store in stores { store.applyRead(byID[store.id], sequence: sequence) }
+        }
     }
 }
 

@@ -146,13 +146,12 @@ where Element.ID: Comparable & Sendable {
     }
 
     /// A member store changed: show its value as it is now — not the update's, which a newer
-    /// read of the query may have overtaken while it was being delivered.
+    /// read of the query may have overtaken while it was being delivered. Inside a batch of
+    /// rows applied to stores (see ``MemberBatch``), with the batch's other members, after it.
     private func memberChanged(_ id: Element.ID, _ update: Update<Element>) {
         guard update.author != .deletion else { return }  // the query's own read removes it
-        cell.transition { state in
-            guard let current = state.members[id]?.store.value else { return (.none, ()) }
-            return (state.memberChanged(id, to: current) ? .some(update.author) : .none, ())
-        }
+        if MemberBatch.collect(id, author: update.author, of: self) { return }
+        membersChanged([id], author: update.author)
     }
 
     // MARK: - Local edits
@@ -174,5 +173,19 @@ where Element.ID: Comparable & Sendable {
             return restored
         }
         if restored { report(.membershipIsReadOnly(table: source.table)) }
+    }
+}
+
+extension LiveQueryStore: MemberBatchTarget {
+    /// Shows what these member stores hold now, in one update.
+    func membersChanged(_ ids: [Element.ID], author: Author?) {
+        cell.transition { state in
+            var changed = false
+            for id in ids {
+                guard let current = state.members[id]?.store.value else { continue }
+                if state.memberChanged(id, to: current) { changed = true }
+            }
+            return (changed ? .some(author) : .none, ())
+        }
     }
 }
