@@ -39,11 +39,22 @@ extension Var where Value: MutableCollection & SendableMetatype, Value.Index: Se
 extension Var {
     /// A reference to the element with `id`, wherever it moves: nil once it is removed.
     /// Setting nil removes it; setting an element whose `id` is `id` replaces or appends it.
+    /// Setting an element with another id removes the element with `id` and sets that element
+    /// under its own id, replacing the one there or appending it (a live query refuses that
+    /// change of membership and reports it, as any other).
     public subscript<ID: Hashable & Sendable, Element>(id id: ID) -> Var<Element?> where Value == IdentifiedArray<ID, Element> {
         let changed = changeTest(for: Element?.self)
         return projected(AnyHashable(IDComponent(id: id)),
             read: { $0[id: id] },
-            write: { array, body in body(&array[id: id]) },
+            write: { array, body in
+                var element = array[id: id]
+                body(&element)
+                guard let element, identity(of: element, as: ID.self) != id else { return array[id: id] = element }
+                // Another id (or one that cannot be told: the element is not `Identifiable`).
+                guard let index = array.index(id: id) else { return _ = array.updateOrAppend(element) }
+                array.remove(at: index)
+                _ = array.updateOrInsert(element, at: min(index, array.count))
+            },
             deliver: { update in Self.changedPart(update.map { $0[id: id] }, changed) })
     }
 
@@ -61,6 +72,11 @@ extension Var {
             },
             deliver: { update in Self.changedPart(update.map { $0?[keyPath: keyPath] }, changed) })
     }
+}
+
+/// The id of an `Identifiable` element, as `ID`; nil for another element.
+private func identity<Element, ID>(of element: Element, as _: ID.Type) -> ID? {
+    (element as? any Identifiable)?.id as? ID
 }
 
 /// An id as a component of an observed part's path (apart from an index that equals it).

@@ -60,6 +60,19 @@ struct VarReferenceTests {
         #expect(book.value.ids == [1, 2, 3])
     }
 
+    @Test("setting an id reference to an element with another id replaces it in place under that id — or updates the one holding that id — and does not trap")
+    func idReferenceSetToAnotherID() {
+        let book = Var(makeBook())
+        let grace = book[id: 2]
+        grace.value = Person(id: 9, name: "Barbara", address: Address(street: "9 Lisp St", city: "Boston"))
+        #expect(book.value.ids == [1, 9, 3] && book.value[id: 9]?.name == "Barbara")
+        #expect(grace.value == nil)
+        book[id: 1].value = Person(id: 3, name: "Edsger W.", address: Address(street: "3 Goto Lane", city: "Austin"))
+        #expect(book.value.ids == [9, 3] && book.value[id: 3]?.name == "Edsger W.")
+        book[id: 7].value = Person(id: 8, name: "New", address: Address(street: "", city: ""))
+        #expect(book.value.ids == [9, 3, 8])
+    }
+
     @Test("writing through the id reference of a removed element changes nothing")
     func writeToRemovedElement() {
         let book = Var(makeBook())
