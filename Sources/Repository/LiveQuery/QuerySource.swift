@@ -48,6 +48,12 @@ struct QueryPredicate: Sendable {
            let past = tokens.lazy.compactMap({ if case .parameter(let number) = $0, number > parameters.count || number < 1 { number } else { nil } }).first {
             throw PostgresError(.invalidStatement, "the where: condition uses $\(past == .max ? "\(past)…" : "\(past)"), but \(parameters.count) parameter\(parameters.count == 1 ? " was" : "s were") given")
         }
+        // A subquery reads rows of other tables (or other rows of this one), whose changes
+        // would never reach the rows they decide: the list would drift without a word.
+        if let condition, let tokens = ConditionLexer.tokens(condition),
+           zip([nil] + tokens, tokens).contains(where: { $1 == .word("select") || ($0 == .symbol("(") && $1 == .word("table")) }) {
+            throw PostgresError(.invalidStatement, "the where: condition has a subquery, whose rows a live query does not follow: use readAll(_:sql:), which follows every table its plan reads")
+        }
         // A condition that ends in a line comment would swallow what follows it in a statement.
         self.condition = condition.map { $0.contains("--") ? $0 + "\n" : $0 }
         self.parameters = parameters

@@ -157,6 +157,14 @@ struct HostileTextTests {
             _ = try await repository.readAll(Contact.self, where: "$99999999999999999999 = 1", parameters: ["Ada"])
         }
         #expect(huge?.message.hasPrefix("the where: condition uses $9223372036854775807…, but 1 parameter") == true, "\(String(describing: huge))")
+        // A subquery's rows are not followed: the list would drift silently.
+        for condition in ["id IN (SELECT id FROM contacts WHERE name = $1)", "EXISTS (select 1)", "id IN (TABLE ids)"] {
+            let error = await #expect(throws: PostgresError.self) {
+                _ = try await repository.readAll(Contact.self, where: condition, parameters: ["Ada"])
+            }
+            #expect(error?.message.hasPrefix("the where: condition has a subquery") == true, "\(condition): \(String(describing: error))")
+        }
+        _ = try await repository.readAll(Contact.self, where: "name = 'select' OR name = 'table' OR name = $1", parameters: ["Ada"])
         repository.close()
     }
 
