@@ -81,6 +81,10 @@ extension LiveRepository {
         guard !nodes.modifies else {
             throw PostgresError(.invalidStatement, "a live query must only read: this one writes (\(TerminalText.escaped(sql, limit: 200)))")
         }
+        // Each run would take row locks (and wait for other transactions' writers) to no end.
+        guard !nodes.locksRows else {
+            throw PostgresError(.invalidStatement, "a live query must only read: this one locks rows, FOR UPDATE or FOR SHARE (\(TerminalText.escaped(sql, limit: 200)))")
+        }
         let relations = nodes.relations.filter { !["pg_catalog", "information_schema"].contains($0.schema) }
             .map { SQLIdentifier.quoted($0.schema) + "." + SQLIdentifier.quoted($0.name) } + named
         let checked = try await FollowedTables.check(relations, source: feed.source, on: database)
@@ -98,6 +102,8 @@ struct PlanNodes {
     private(set) var relations: [(schema: String, name: String)] = []
     /// Whether it writes (a `ModifyTable` node, also inside a CTE).
     private(set) var modifies = false
+    /// Whether it locks the rows it reads (a `LockRows` node: `FOR UPDATE`, `FOR SHARE`…).
+    private(set) var locksRows = false
 
     init(json: String) throws {
         visit(try JSONSerialization.jsonObject(with: Data(json.utf8)))
@@ -109,6 +115,7 @@ struct PlanNodes {
         } else if let object = node as? [String: Any] {
             if let name = object["Relation Name"] as? String { relations.append((object["Schema"] as? String ?? "public", name)) }
             if object["Node Type"] as? String == "ModifyTable" { modifies = true }
+            if object["Node Type"] as? String == "LockRows" { locksRows = true }
             for value in object.values { visit(value) }
         }
     }

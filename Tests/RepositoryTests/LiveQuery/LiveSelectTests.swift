@@ -97,6 +97,10 @@ struct LiveSelectTests {
             try await repository.readAll(Name.self, sql: "WITH x AS (INSERT INTO people (name) VALUES ('sneaky') RETURNING name) SELECT name FROM x")
         }
         #expect(writes?.message.contains("must only read") == true)
+        let locks = await #expect(throws: PostgresError.self) {
+            try await repository.readAll(Name.self, sql: "SELECT name FROM people FOR UPDATE")
+        }
+        #expect(locks?.message.hasPrefix("a live query must only read: this one locks rows") == true, "\(String(describing: locks))")
         #expect(try await database.query("SELECT count(*) FROM people WHERE name = 'sneaky'")[0].decode(Int.self, at: 0) == 0)
     }
 
