@@ -21,17 +21,30 @@ extension Var where Value: MutableCollection & SendableMetatype, Value.Index: Se
     /// A reference to the element at a *position*: after `removeFirst()`, `people[0]` is the
     /// element that moved into position 0. To follow one element, use `[id:]`.
     ///
-    /// Reading or writing a position outside the collection traps, as for arrays; observers
-    /// skip updates in which the position does not exist.
+    /// Reading or writing a position outside the collection traps, as for arrays. Observers
+    /// skip updates after which the position does not exist; when it exists again, they are
+    /// told of the element there now, from the one they last saw there (removing the last
+    /// element and appending another is a change of that position).
     public subscript(index: Value.Index) -> Var<Value.Element> {
         let changed = changeTest(for: Value.Element.self)
+        let find: (Value) -> Value.Element? = { $0.startIndex <= index && index < $0.endIndex ? $0[index] : nil }
         return projected((index as? any Hashable).map { AnyHashable($0) },
             read: { $0[index] },
-            find: { $0.startIndex <= index && index < $0.endIndex ? $0[index] : nil },
+            find: find,
             write: { collection, body in body(&collection[index]) },
-            deliver: { update in
-                guard update.old.indices.contains(index), update.new.indices.contains(index) else { return nil }
-                return Self.changedPart(update.map { $0[index] }, changed)
+            delivery: { current in
+                // What this observer last saw at the position: from where it subscribed, then
+                // from each update that had it.
+                let lastSeen = Locked(find(current))
+                return { update in
+                    let new = update.new.indices.contains(index) ? update.new[index] : nil
+                    let seen = lastSeen.withLock { last in
+                        defer { if let new { last = new } }
+                        return update.old.indices.contains(index) ? update.old[index] : last
+                    }
+                    guard let new, let seen else { return nil }
+                    return Self.changedPart(Update(old: seen, new: new, author: update.author, isInitial: update.isInitial, sequence: update.sequence), changed)
+                }
             })
     }
 }

@@ -104,12 +104,26 @@ public final class Var<Value>: ObservableValue {
         write: @escaping (inout Value, (inout Part) -> Void) -> Void,
         deliver: @escaping @Sendable (Update<Value>) -> Update<Part>?
     ) -> Var<Part> {
+        projected(component, read: project, find: find, write: write, delivery: { _ in deliver })
+    }
+
+    /// The same, with a delivery made for each subscription (`delivery` runs when one is made,
+    /// given the value then): one that keeps what its observer last saw. A subscription's updates are delivered one at
+    /// a time, in order.
+    func projected<Part>(
+        _ component: AnyHashable?,
+        read project: @escaping (Value) -> Part,
+        find: ((Value) -> Part?)? = nil,
+        write: @escaping (inout Value, (inout Part) -> Void) -> Void,
+        delivery: @escaping (Value) -> @Sendable (Update<Value>) -> Update<Part>?
+    ) -> Var<Part> {
         let observe: (Value) -> Part? = find ?? { project($0) }
         return Var<Part>(
             peek: { project(self.peek()) },
             modify: { author, body in self.modify(author) { write(&$0, body) } },
             subscribe: { initial, handler in
-                self.subscribe(initial) { update in
+                let deliver = delivery(self.peek())
+                return self.subscribe(initial) { update in
                     if let part = deliver(update) { handler(part) }
                 }
             },

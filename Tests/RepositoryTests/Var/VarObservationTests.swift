@@ -72,6 +72,21 @@ struct VarObservationTests {
         subscription.cancel()
     }
 
+    @Test("an observer of a position hears a remove-then-refill of it: from what it last saw there to what is there now")
+    func positionRefilled() {
+        let people = Var(Array(makeBook()))
+        let seen = Recorder<(old: String, new: String)>()
+        let subscription = people[2][\.name].observe { seen.append(($0.old, $0.new)) }
+        people.value.removeLast()
+        #expect(seen.all.isEmpty, "the position does not exist")
+        people.value.append(Person(id: 9, name: "Barbara", address: Address(street: "", city: "")))
+        people.value.removeLast()
+        people.value.append(Person(id: 10, name: "Barbara", address: Address(street: "", city: "")))   // the same name there
+        people[2][\.name].value = "Barbara L."
+        #expect(seen.all.map { "\($0.old)→\($0.new)" } == ["Edsger→Barbara", "Barbara→Barbara L."])
+        subscription.cancel()
+    }
+
     @Test("concurrent writers: observers see a gap-free chain of updates")
     func concurrentChain() async {
         let value = Var(0)
