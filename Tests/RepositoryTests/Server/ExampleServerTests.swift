@@ -49,7 +49,7 @@ struct ExampleServerTests {
         let outcome = try await locker.transaction { connection in
             try await connection.query("UPDATE people SET name = 'Augusta' WHERE id = $1", [id])
             // Waits for the lock until the transaction ends, after the wait below (slow under TSan).
-            let patch = try ChildProcess(ExampleServer.curl!, ["-s", "--max-time", "120", "-w", "\n%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
+            let patch = try ChildProcess(ExampleServer.curl!, ["-s", "-D", "-", "--max-time", "120", "-w", "\n%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
                                                       "-d", #"{"name":"Ada King"}"#, "\(base)/people/\(id)"], environment: [:])
             let name = try await database.name()
             #expect(try await eventually {
@@ -62,6 +62,12 @@ struct ExampleServerTests {
         #expect(response.hasSuffix("409"), "\(response)")
         #expect(response.contains("Ada King") && response.contains("Augusta") && response.contains("\"columns\":[\"name\"]"), "\(response)")
         locker.close()
+        // The 409 is tagged with the version that won: a retry with it is taken.
+        let tag = try #require(response.split(separator: "\r\n").first { $0.lowercased().hasPrefix("etag:") }?.dropFirst(5)
+            .trimmingCharacters(in: .whitespaces), "\(response)")
+        let retry = try ChildProcess(ExampleServer.curl!, ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
+                                                  "-H", "If-Match: \(tag)", "-d", #"{"name":"Ada King"}"#, "\(base)/people/\(id)"], environment: [:])
+        #expect(String(decoding: await retry.completion().output, as: UTF8.self) == "200")
 
         // Deleted by psql: the person's stream says so, and ends.
         try await psql("DELETE FROM people WHERE id = \(id)", database: database)

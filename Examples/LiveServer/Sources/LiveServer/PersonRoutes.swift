@@ -47,7 +47,8 @@ struct PersonRoutes: Sendable {
             return try Response.json(value, status: .ok, version: version)
         } catch LiveRecordError.conflict(_, _, let columns, let ours, let theirs, _) {
             let conflict = Conflict(columns: columns, ours: ours as? Person, theirs: theirs as? Person)
-            return try Response.json(conflict, status: .conflict)
+            // Tagged with the version that won, for a retry with `If-Match`.
+            return try Response.json(conflict, status: .conflict, version: current(handle).1)
         } catch let error as LiveRecordError {
             throw HTTPError(error.mayHaveCommitted ? .serviceUnavailable : error.isDeletion ? .notFound : .serviceUnavailable,
                             message: error.mayHaveCommitted ? "the database connection was lost after the write was sent: it may have committed"
