@@ -1,8 +1,9 @@
 import Foundation
 
 /// Splits SQL text into statements at top-level semicolons, respecting quotes ('…', "…",
-/// E'…\'…'), dollar-quoted bodies ($$…$$, $tag$…$tag$), comments (-- …, /* … */, nested) and
-/// SQL-standard function bodies (BEGIN ATOMIC … END).
+/// E'…\'…'), dollar-quoted bodies ($$…$$, $tag$…$tag$), comments (-- …, /* … */, nested),
+/// parentheses (a rule's actions, `DO ALSO (…; …)`) and SQL-standard function bodies
+/// (BEGIN ATOMIC … END). Text of comments alone is no statement.
 ///
 /// It reads UTF-8 bytes once, front to back — every syntax character is ASCII, and bytes of
 /// other characters count as letters of identifiers, as in PostgreSQL's own lexer — so its
@@ -24,15 +25,23 @@ enum SQLStatements {
             var lines = LineCounter(bytes: bytes)
             var start = 0
             var atomicDepth = 0  // inside BEGIN ATOMIC … END, semicolons end no statement
+            var parenthesisDepth = 0  // nor inside parentheses (a rule's actions: `DO ALSO (…; …)`)
             var afterBegin = false
+            var hasTokens = false  // since `start`: a statement of comments alone is none
             var keyword: SQLLexer.Keyword?  // declared once: an unoptimized build zeroes a loop's locals each turn
             loop: while true {
-                switch lexer.next() {
+                let token = lexer.next()
+                if token != .semicolon, token != .end { hasTokens = true }
+                switch token {
                 case .end:
                     break loop
-                case .semicolon where atomicDepth == 0:
-                    if let statement = Self.statement(lexer, from: start, to: lexer.tokenStart, lines: &lines) { statements.append(statement) }
-                    start = lexer.index
+                case .semicolon where atomicDepth == 0 && parenthesisDepth == 0:
+                    if hasTokens, let statement = Self.statement(lexer, from: start, to: lexer.tokenStart, lines: &lines) { statements.append(statement) }
+                    (start, hasTokens) = (lexer.index, false)
+                case .open:
+                    parenthesisDepth += 1
+                case .close:
+                    parenthesisDepth = max(0, parenthesisDepth - 1)
                 case .word:
                     keyword = lexer.keyword()
                     switch keyword {
@@ -48,7 +57,7 @@ enum SQLStatements {
                 }
                 afterBegin = false
             }
-            if start < buffer.count, let statement = Self.statement(lexer, from: start, to: buffer.count, lines: &lines) {
+            if hasTokens, start < buffer.count, let statement = Self.statement(lexer, from: start, to: buffer.count, lines: &lines) {
                 statements.append(statement)
             }
             return statements

@@ -88,6 +88,20 @@ struct MigrationFileTests {
         #expect(statements[3].sql == "SELECT $a$ ; $b$ ; $a$")
     }
 
+    @Test("a rule's parenthesized actions are one statement; comments alone after the last statement are none (a golang-migrate file ending COMMIT; /* end */)")
+    func parenthesesAndTrailingComments() {
+        let sql = """
+            CREATE RULE r AS ON INSERT TO src DO ALSO (INSERT INTO log VALUES ('a;'); INSERT INTO log VALUES (')'));
+            SELECT (1);
+            COMMIT;
+            /* end; */ -- done
+            """
+        let statements = SQLStatements.split(sql)
+        #expect(statements.map(\.sql) == ["CREATE RULE r AS ON INSERT TO src DO ALSO (INSERT INTO log VALUES ('a;'); INSERT INTO log VALUES (')'))",
+                                           "SELECT (1)", "COMMIT"])
+        #expect(SQLStatements.split("/* only */ ; -- a comment\n;").isEmpty)
+    }
+
     @Test("an expression's problem is named: unclosed quote, comment or dollar quote, a stray ) or ;")
     func expressions() {
         #expect(SQLStatements.expressionProblem("name = 'a''") == "an unclosed '")

@@ -41,7 +41,7 @@ struct MigrationLayoutTests {
     @Test("golang-migrate files that wrap themselves in BEGIN … COMMIT run inside the migration's own transaction, history row included; a COMMIT between statements is still refused")
     func filesWithTheirOwnTransaction() async throws {
         let directory = try MigrationDirectory([
-            "000001_create_teams.up.sql": "-- teams\nBEGIN;\nCREATE TABLE teams (id int);\nCOMMIT;\n",
+            "000001_create_teams.up.sql": "-- teams\nBEGIN;\nCREATE TABLE teams (id int);\nCOMMIT;\n/* end */\n",
             "000001_create_teams.down.sql": "begin  work;\nDROP TABLE teams;\nEND;\n",
             "000002_fails.up.sql": "START TRANSACTION;\nCREATE TABLE players (id int);\nSELECT 1 / 0;\nCOMMIT;\n",
         ])
