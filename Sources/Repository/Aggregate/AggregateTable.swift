@@ -81,7 +81,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
                                        values: [parentID, .text(String(index))] + key)
         }
         for (new, index) in changes.inserted {
-            let columns = try RecordColumns(new).values.filter { $0.column != "version" }
+            let columns = try RecordColumns(new).values
             let names = columns.map { SQLIdentifier.quoted($0.column) } + [parent, position]
             let placeholders = (1...names.count).map { "$\($0)" }.joined(separator: ", ")
             _ = try RecordTable<A.Child>.decode(await connection.query(

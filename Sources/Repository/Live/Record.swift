@@ -74,9 +74,9 @@ struct RecordColumns<R: Record> {
         }
     }
 
-    /// Columns a write never sets: the key's, and a `version` column (which writes before
-    /// migration 0005 were conditioned on).
-    static var managedColumns: Set<String> { RecordKeyColumns.of(R.self).union(["version"]) }
+    /// Columns a write never sets: the key's. (A column named `version` is the user's own, as
+    /// any other: row versions are `xmin`.)
+    static var managedColumns: Set<String> { RecordKeyColumns.of(R.self) }
 
     /// The properties whose values differ from `other`'s.
     func changedProperties(since other: RecordColumns<R>) -> Set<String> {
@@ -84,7 +84,7 @@ struct RecordColumns<R: Record> {
         return Set(values.filter { before[$0.property] != $0.value }.map(\.property))
     }
 
-    /// The changed properties a write may set: all but the key and the version. An edit of a
+    /// The changed properties a write may set: all but the key's. An edit of a
     /// key column is refused (a row keeps its key: insert another instead).
     func writableChanges(since other: RecordColumns<R>) throws -> Set<String> {
         let changed = changedProperties(since: other)
