@@ -85,8 +85,12 @@ public struct Row: Sendable {
     }
 
     /// The value of the column at `column` (0-based) decoded as `type`.
+    /// - Throws: ``ColumnDecodingError`` when the result has no such column or its value does not fit.
     public func decode<T: Decodable>(_ type: T.Type, at column: Int) throws -> T {
-        try result.cell(row: index, column: column).decode(type)
+        guard result.columns.indices.contains(column) else {
+            throw ColumnDecodingError(column: "#\(column) (of \(result.columns.count))", swiftType: T.self, postgresType: nil, reason: .missingColumn)
+        }
+        return try result.cell(row: index, column: column).decode(type)
     }
 
     /// Whether the named column is NULL in this row (false when there is no such column).
