@@ -88,7 +88,7 @@ extension LiveRepository {
         let relations = nodes.relations.filter { !["pg_catalog", "information_schema"].contains($0.schema) }
             .map { SQLIdentifier.quoted($0.schema) + "." + SQLIdentifier.quoted($0.name) } + named
         let checked = try await FollowedTables.check(relations, source: feed.source, on: database)
-        let silent = checked.filter { !$0.followed }.map(\.name)
+        let silent = checked.filter { $0.gap != nil }
         guard silent.isEmpty else {
             throw PostgresError(.invalidStatement, "a live query reads " + FollowedTables.remedy(silent, source: feed.source))
         }

@@ -2,13 +2,16 @@ extension LiveSchema {
     /// Adds `table` to `publication` — made, empty, if there is none — for repositories that
     /// follow changes by logical replication (``ChangeSource/logicalReplication(publication:)``).
     /// Nothing is installed on the table: no triggers, no cost on its writes. `table` is spelled
-    /// as SQL spells it. Idempotent; processes doing it at once are fine.
+    /// as SQL spells it. Idempotent; processes doing it at once are fine. A partitioned table is
+    /// published as its root (the publication's `publish_via_partition_root` is set, also on a
+    /// publication made elsewhere).
     ///
     /// The table must have a primary key: a published table's UPDATEs and DELETEs fail without
     /// one (its replica identity). To do the same in a migration:
     /// `CREATE PUBLICATION live_changes; ALTER PUBLICATION live_changes ADD TABLE members;`
-    /// - Throws: ``PostgresError`` — for a table without a primary key, or with a key column of
-    ///   another type than integer, text or uuid (kind ``PostgresError/Kind/invalidParameter``), or
+    /// - Throws: ``PostgresError`` — for a table without a primary key, with a key column of
+    ///   another type than integer, text or uuid, or published with a row filter (kind
+    ///   ``PostgresError/Kind/invalidParameter``), or
     ///   the server's error, one line: a table that
     ///   does not exist, a role that may not create the publication or does not own the table.
     public static func publish(_ table: String, on database: Database, publication: String = ChangeFeed.defaultPublication) async throws {
@@ -23,7 +26,11 @@ extension LiveSchema {
                     FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
                     WHERE i.indrelid = $1::regclass AND i.indisprimary
                       AND a.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'text'::regtype,
-                                             'varchar'::regtype, 'bpchar'::regtype, 'uuid'::regtype))
+                                             'varchar'::regtype, 'bpchar'::regtype, 'uuid'::regtype)),
+                   (SELECT relkind = 'p' FROM pg_class WHERE oid = $1::regclass)
+                   AND NOT coalesce((SELECT pubviaroot FROM pg_publication WHERE pubname = $2), true),
+                   EXISTS (SELECT 1 FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid
+                           WHERE p.pubname = $2 AND r.prrelid = $1::regclass AND to_jsonb(r) ->> 'prqual' IS NOT NULL)
             """, [table, publication]) }[0]
         let (name, hasKey) = (try described.decode(String.self, at: 0), try described.decode(Bool.self, at: 1))
         guard hasKey else {
@@ -39,13 +46,22 @@ extension LiveSchema {
         if try !described.decode(Bool.self, at: 3) {
             // `name` is the server's own spelling of the table (`$1::regclass::text`), quoted as needed.
             try await ignoringDuplicate { try await database.query("ALTER PUBLICATION \(quoted) ADD TABLE \(name)") }
+        } else if try described.decode(Bool.self, at: 6) {
+            throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) is in the publication \(TerminalText.name(publication, limit: 100)) with a row filter (WHERE): "
+                                + "changes of rows outside it would never arrive; publish the table whole")
+        }
+        // A partitioned table published as its partitions (a publication made elsewhere, as
+        // `CREATE PUBLICATION` makes them) announces its changes under their names.
+        if try described.decode(Bool.self, at: 5) {
+            try await database.query("ALTER PUBLICATION \(quoted) SET (publish_via_partition_root = true)")
         }
     }
 
-    /// Runs `body`; an object another process created meanwhile (`duplicate_object`) is fine.
+    /// Runs `body`; an object another process created meanwhile (`duplicate_object`, or the
+    /// catalog's unique index when both created it at once) is fine.
     private static func ignoringDuplicate(_ body: () async throws -> QueryResult) async throws {
         do {
             _ = try await body()
-        } catch let error as PostgresError where error.sqlState == "42710" {}
+        } catch let error as PostgresError where error.sqlState == "42710" || error.sqlState == "23505" {}
     }
 }
