@@ -83,7 +83,9 @@ struct AggregateTable<A: Aggregate>: Sendable {
         for (new, index) in changes.inserted {
             let columns = try RecordColumns(new).values
             let names = columns.map { SQLIdentifier.quoted($0.column) } + [parent, position]
-            let placeholders = (1...names.count).map { "$\($0)" }.joined(separator: ", ")
+            let placeholders = (1...names.count).map { number in
+                number <= columns.count ? child.parameter(number, for: columns[number - 1].column) : "$\(number)"
+            }.joined(separator: ", ")
             _ = try RecordTable<A.Child>.decode(await connection.query(
                 "INSERT INTO \(child.quoted) (\(names.joined(separator: ", "))) VALUES (\(placeholders)) RETURNING \(RowVersion.rowAndVersion)",
                 values: columns.map(\.value) + [parentID, .text(String(index))]))

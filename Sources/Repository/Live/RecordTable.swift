@@ -24,9 +24,12 @@ struct RecordTable<R: Record>: Sendable {
     /// columns out; the table may have been altered since) is read instead. nil under row-level
     /// security, which the stream does not apply: every row is read.
     let streamColumns: [String]?
+    /// Columns of arrays of `json` or `jsonb`, with that element type (see ``parameter(_:for:)``).
+    let jsonArrayColumns: [String: String]
 
     init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String, key: TableKey, touchColumn: String?,
-         rewrites: StoredRewrites = StoredRewrites(), streamColumns: [String]? = nil) {
+         rewrites: StoredRewrites = StoredRewrites(), streamColumns: [String]? = nil, jsonArrayColumns: [String: String] = [:]) {
+        self.jsonArrayColumns = jsonArrayColumns
         self.database = database
         self.reads = reads
         self.key = key
@@ -49,7 +52,8 @@ struct RecordTable<R: Record>: Sendable {
                 ORDER BY a.attnum = ANY(coalesce((SELECT i.indkey::int2[] FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), '{}')), a.attnum LIMIT 1),
             \(StoredRewrites.columns), \(StoredRewrites.wholeRow),
             CASE WHEN NOT c.relrowsecurity THEN ARRAY(SELECT a.attname::text FROM pg_attribute a
-                WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum) END
+                WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum) END,
+            \(Self.jsonArrayColumnsQuery)
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass
             """, [R.tableName]) }[0]
         let (schema, name) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
@@ -58,7 +62,8 @@ struct RecordTable<R: Record>: Sendable {
         RecordKeyColumns.record(key.columns, for: R.self)
         let rewrites = StoredRewrites(columns: Set(try row.decode([String].self, at: 4)), wholeRow: try row.decode(Bool.self, at: 5))
         return RecordTable(database: database, reads: reads, schema: schema, name: name, key: key,
-                           touchColumn: try row.decode(String?.self, at: 3), rewrites: rewrites, streamColumns: try row.decode([String]?.self, at: 6))
+                           touchColumn: try row.decode(String?.self, at: 3), rewrites: rewrites, streamColumns: try row.decode([String]?.self, at: 6),
+                           jsonArrayColumns: jsonArrayColumns(try row.decode([String].self, at: 7)))
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
@@ -93,7 +98,7 @@ struct RecordTable<R: Record>: Sendable {
         let columns = try RecordColumns(value).values.filter { properties.contains($0.property) }
         let keyValues = try key.values(of: id)
         let first = keyValues.count + 2
-        var assignments = columns.enumerated().map { "\(SQLIdentifier.quoted($1.column)) = $\($0 + first)" }
+        var assignments = columns.enumerated().map { "\(SQLIdentifier.quoted($1.column)) = \(parameter($0 + first, for: $1.column))" }
         if assignments.isEmpty {
             guard let touchColumn else {
                 throw PostgresError(.invalidStatement, "\(qualifiedName) has no column a write may set to itself (all are generated or identity columns)")

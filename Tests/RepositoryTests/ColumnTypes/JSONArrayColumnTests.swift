@@ -1,0 +1,49 @@
+import Foundation
+import Repository
+import Testing
+
+/// `[T]` of a `Codable` type is written to an array of `json`/`jsonb` as that many documents,
+/// and to a `jsonb` column as one JSON array: the same Swift value, each column as it holds it.
+@Suite("Arrays of JSON documents")
+struct JSONArrayColumnTests {
+    struct Doc: Codable, Equatable, Sendable {
+        var a: Int
+        var s: String
+    }
+
+    struct Holder: Record, Equatable {
+        static let tableName = "holders"
+        var id: Int64
+        var docs: [Doc]
+        var notes: [Doc]?
+        var whole: [Doc]
+    }
+
+    @Test("[Doc] written to jsonb[], json[] and jsonb: documents, documents and one array, read back equal; an empty array and NULL to the arrays of documents")
+    func writeArrays() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { try await $0.execute(script: """
+            CREATE TABLE holders (id bigint PRIMARY KEY, docs jsonb[] NOT NULL, notes json[], whole jsonb NOT NULL);
+            INSERT INTO holders VALUES (1, ARRAY['{"a":1,"s":"x"}'::jsonb], NULL, '[]');
+            """) }
+        try await LiveSchema.enable("holders", on: database)
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let holder = try await repository.read(Holder.self, id: 1)
+        #expect(holder.value.docs == [Doc(a: 1, s: "x")])
+        let two = [Doc(a: 2, s: "it's \"quoted\", {braced}"), Doc(a: 3, s: "")]
+        holder.update { $0.docs = two; $0.notes = two; $0.whole = two }
+        try await holder.save()
+        let stored = try await database.query("SELECT array_length(docs, 1), array_length(notes, 1), jsonb_typeof(whole), docs[1] ->> 's' FROM holders WHERE id = 1")[0]
+        #expect(try stored.decode(Int.self, at: 0) == 2 && stored.decode(Int.self, at: 1) == 2)
+        #expect(try stored.decode(String.self, at: 2) == "array" && stored.decode(String.self, at: 3) == "it's \"quoted\", {braced}")
+        let fresh = LiveRepository(database)
+        defer { fresh.close() }
+        #expect(try await fresh.read(Holder.self, id: 1).value == holder.value)
+        holder.update { $0.docs = []; $0.notes = nil }
+        try await holder.save()
+        let emptied = try await database.query("SELECT cardinality(docs), notes IS NULL FROM holders WHERE id = 1")[0]
+        #expect(try emptied.decode(Int.self, at: 0) == 0)
+        #expect(try emptied.decode(Bool.self, at: 1))
+    }
+}
