@@ -95,13 +95,17 @@ extension PostgresError {
 
 extension PostgresError: CustomStringConvertible {
     /// One line for logs: kind, SQLSTATE, message, detail and hint, plus where a syntax error is.
+    /// Control characters the server's text holds (a table name with a newline, quoted back in
+    /// its message) are escaped; the statement's line breaks and indentation read as one space.
     public var description: String {
+        let message = TerminalText.needsEscaping(self.message) ? TerminalText.escaped(self.message, limit: 2_000) : self.message
         var text = sqlState.map { "\(message) (SQLSTATE \($0))" } ?? message
-        if let detail { text += " — \(detail)" }
-        if let hint { text += " Hint: \(hint)" }
+        if let detail { text += " — \(TerminalText.escaped(detail, limit: 2_000))" }
+        if let hint { text += " Hint: \(TerminalText.escaped(hint, limit: 2_000))" }
         if let statement {
             let excerpt = statement.count > 200 ? String(statement.prefix(200)) + "…" : statement
-            text += position.map { " [at character \($0) of: \(excerpt)]" } ?? " [in: \(excerpt)]"
+            let line = TerminalText.escaped(excerpt.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " "), limit: 2_000)
+            text += position.map { " [at character \($0) of: \(line)]" } ?? " [in: \(line)]"
         }
         return text
     }

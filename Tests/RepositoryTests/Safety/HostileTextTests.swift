@@ -89,6 +89,33 @@ struct HostileTextTests {
         #expect(enabled.map { "\($0)" }?.hasPrefix(#"table "people; DROP TABLE x; --" names no table"#) == true, "\(String(describing: enabled))")
     }
 
+    struct Weird: Record, Equatable {
+        static let tableName = "\"we\nird\""
+        var id: Int64
+        var n: Int
+    }
+
+    @Test("a server's message quoting a name with a newline (no primary key; a check constraint a write breaks) is one line")
+    func serverMessagesOneLine() async throws {
+        let database = try await makeContactsDatabase()
+        try await database.withConnection { try await $0.execute(script: """
+            CREATE TABLE "no\npk" (id bigint, v text);
+            CREATE TABLE "we\nird" (id bigint PRIMARY KEY, n int NOT NULL CONSTRAINT "chk\nx" CHECK (n < 10));
+            INSERT INTO "we\nird" VALUES (1, 1);
+            """) }
+        let enabled = await #expect(throws: PostgresError.self) { try await LiveSchema.enable("\"no\npk\"", on: database) }
+        let line = enabled.map { "\($0)" } ?? ""
+        #expect(line.contains("has no primary key") && !line.contains("\n"), "\(line)")
+        try await LiveSchema.enable("\"we\nird\"", on: database)
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let row = try await repository.read(Weird.self, id: 1)
+        row[\.n].value = 11
+        let refused = await #expect(throws: LiveRecordError.self) { try await row.save() }
+        let written = refused.map { "\($0)" } ?? ""
+        #expect(written.contains(#"violates check constraint "chk\u{a}x""#) && !written.contains("\n"), "\(written)")
+    }
+
     @Test("errors show a table or key that is not plain quoted, with controls escaped")
     func namesInMessages() {
         let error = LiveRecordError.notFound(table: "public.odd name", key: "a\u{1B}\"b")
