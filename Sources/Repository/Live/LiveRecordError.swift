@@ -45,6 +45,8 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
         case .writeFailed(let table, let key, let error): "writing \(Self.shown(table)) row \(Self.shown(key)) failed and was reverted: \(error)"
         case .conflict(let table, let key, let columns, _, _, let policy):
             "\(Self.shown(table)) row \(Self.shown(key)): another writer changed \(columns.map { Self.shown($0) }.joined(separator: ", ")) first; \(policy == .databaseWins ? "the database's values were kept" : "this process's values were written")"
+        case .changeFeedDisconnected(let error) where error.kind == .invalidConfiguration:
+            "the change feed cannot follow changes, and tries again: \(error)"
         case .changeFeedDisconnected(let error): "the change feed lost its connection and is reconnecting: \(error)"
         case .changeFeedReconnected: "the change feed is listening again; live rows were re-read"
         case .refreshFailed(let table, let error): "re-reading changed rows of \(Self.shown(table)) failed: \(error)"

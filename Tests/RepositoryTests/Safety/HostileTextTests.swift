@@ -121,6 +121,9 @@ struct HostileTextTests {
         let error = LiveRecordError.notFound(table: "public.odd name", key: "a\u{1B}\"b")
         #expect(error.description == #"no row in "public.odd name" has id "a\u{1b}\"b""#, "\(error)")
         #expect(LiveRecordError.deleted(table: "public.people", key: "42").description.hasPrefix("public.people row 42 "))
+        // A feed that cannot follow (a role without REPLICATION) did not lose a connection.
+        let misconfigured = LiveRecordError.changeFeedDisconnected(PostgresError(.invalidConfiguration, "role app lacks the REPLICATION attribute"))
+        #expect(misconfigured.description == "the change feed cannot follow changes, and tries again: role app lacks the REPLICATION attribute", "\(misconfigured)")
     }
 
     struct OddRow: Record, Equatable {
