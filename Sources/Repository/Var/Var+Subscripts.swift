@@ -34,7 +34,7 @@ extension Var where Value: MutableCollection & SendableMetatype, Value.Index: Se
             write: { collection, body in body(&collection[index]) },
             delivery: { current in
                 // What this observer last saw at the position: from where it subscribed, then
-                // from each update that had it.
+                // from each update that had it. A leaf lock: nothing is taken while it is held.
                 let lastSeen = Locked(find(current))
                 return { update in
                     let new = update.new.indices.contains(index) ? update.new[index] : nil
