@@ -44,6 +44,12 @@ struct Cell {
         }
     }
 
+    /// Whether this is a `json`/`jsonb` value holding JSON `null`.
+    var holdsJSONNull: Bool {
+        guard type == .jsonb || type == .json, let bytes, bytes.count <= 64 else { return false }
+        return jsonBytes(bytes).filter { !SQLLexer.isSpace($0) } == Array("null".utf8)
+    }
+
     /// The JSON text of a `json`/`jsonb` value: jsonb's version byte dropped, and a `json`
     /// object's repeated keys reduced to the last, as PostgreSQL's JSON functions read them.
     func jsonBytes(_ bytes: ArraySlice<UInt8>) -> [UInt8] {

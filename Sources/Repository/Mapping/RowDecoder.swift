@@ -44,7 +44,11 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// A missing column counts as absent, so optional properties may be left out of a SELECT.
     func contains(_ key: Key) -> Bool { decoder.layout.columnIndex(for: key.stringValue) != nil }
 
-    func decodeNil(forKey key: Key) throws -> Bool { try decoder.cell(for: key, Any.self).bytes == nil }
+    /// SQL NULL, or JSON `null` in a `json`/`jsonb` column: an optional property reads nil.
+    func decodeNil(forKey key: Key) throws -> Bool {
+        let cell = try decoder.cell(for: key, Any.self)
+        return cell.bytes == nil || cell.holdsJSONNull
+    }
 
     func decode<T: Decodable>(_: T.Type, forKey key: Key) throws -> T {
         try decoder.cell(for: key, T.self).decode(T.self)

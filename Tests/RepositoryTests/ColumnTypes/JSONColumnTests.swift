@@ -2,10 +2,10 @@ import Foundation
 import Repository
 import Testing
 
-/// `[T]` of a `Codable` type is written to an array of `json`/`jsonb` as that many documents,
+/// JSON null reads as nil into an optional; `[T]` of a `Codable` type is written to an array of `json`/`jsonb` as that many documents,
 /// and to a `jsonb` column as one JSON array: the same Swift value, each column as it holds it.
-@Suite("Arrays of JSON documents")
-struct JSONArrayColumnTests {
+@Suite("JSON columns")
+struct JSONColumnTests {
     struct Doc: Codable, Equatable, Sendable {
         var a: Int
         var s: String
@@ -45,5 +45,23 @@ struct JSONArrayColumnTests {
         let emptied = try await database.query("SELECT cardinality(docs), notes IS NULL FROM holders WHERE id = 1")[0]
         #expect(try emptied.decode(Int.self, at: 0) == 0)
         #expect(try emptied.decode(Bool.self, at: 1))
+    }
+
+    struct Maybe: Record, Equatable {
+        static let tableName = "maybes"
+        var id: Int64
+        var doc: Doc?
+        var text: String?
+    }
+
+    @Test("JSON null in a json or jsonb column reads as nil into an optional, as SQL NULL does")
+    func jsonNull() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { try await $0.execute(script: """
+            CREATE TABLE maybes (id bigint PRIMARY KEY, doc jsonb, text json);
+            INSERT INTO maybes VALUES (1, 'null', ' null '), (2, NULL, NULL), (3, '{"a":1,"s":"x"}', '"t"');
+            """) }
+        let rows = try await database.query("SELECT * FROM maybes ORDER BY id").decode(Maybe.self)
+        #expect(rows == [Maybe(id: 1, doc: nil, text: nil), Maybe(id: 2, doc: nil, text: nil), Maybe(id: 3, doc: Doc(a: 1, s: "x"), text: "\"t\"")])
     }
 }
