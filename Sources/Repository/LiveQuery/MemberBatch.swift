@@ -30,17 +30,14 @@ enum MemberBatch {
         let collected = Collected()
         let retained = Unmanaged.passRetained(collected)
         pthread_setspecific(key, retained.toOpaque())
-        let result: T
-        do {
-            defer {
-                pthread_setspecific(key, nil)
-                retained.release()
-            }
-            result = try body()
+        defer {
+            pthread_setspecific(key, nil)
+            // Outside the mark (what the queries' observers do is not part of the batch), and
+            // also when `body` throws: what it applied is shown.
+            for query in collected.order { collected.flushes[query]?.flush() }
+            retained.release()
         }
-        // Outside the mark: what the queries' observers do is not part of the batch.
-        for query in collected.order { collected.flushes[query]?.flush() }
-        return result
+        return try body()
     }
 
     /// Collects member `id` of `query` for the batch running on this thread: false when none
