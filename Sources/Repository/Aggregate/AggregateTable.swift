@@ -81,10 +81,13 @@ struct AggregateTable<A: Aggregate>: Sendable {
                                        values: [parentID, .text(String(index))] + key)
         }
         for (new, index) in changes.inserted {
-            let columns = try RecordColumns(new).values
+            let encoded = try RecordColumns(new)
+            let columns = encoded.values
             let names = columns.map { SQLIdentifier.quoted($0.column) } + [parent, position]
             let placeholders = (1...names.count).map { number in
-                number <= columns.count ? child.parameter(number, for: columns[number - 1].column) : "$\(number)"
+                guard number <= columns.count else { return "$\(number)" }
+                let column = columns[number - 1].column
+                return child.parameter(number, for: column, emptyArray: encoded.emptyArrays.contains(column))
             }.joined(separator: ", ")
             _ = try RecordTable<A.Child>.decode(await connection.query(
                 "INSERT INTO \(child.quoted) (\(names.joined(separator: ", "))) VALUES (\(placeholders)) RETURNING \(RowVersion.rowAndVersion)",

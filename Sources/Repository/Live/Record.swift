@@ -66,12 +66,14 @@ enum RecordKeyColumns {
 struct RecordColumns<R: Record> {
     /// Each property's column and value, in declaration order.
     let values: [(property: String, column: String, value: SQLValue)]
+    /// The columns given an empty array of structs (see ``RowEncoder/encodeNotingEmptyArrays(_:)``).
+    let emptyArrays: Set<String>
 
     init(_ record: R) throws {
         let naming = R.columnNaming
-        values = try RowEncoder(naming: .exact).encode(record).map { entry in
-            (entry.column, naming.columnName(entry.column), entry.value)
-        }
+        let (columns, emptyArrays) = try RowEncoder(naming: .exact).encodeNotingEmptyArrays(record)
+        values = columns.map { entry in (entry.column, naming.columnName(entry.column), entry.value) }
+        self.emptyArrays = Set(emptyArrays.map { naming.columnName($0) })
     }
 
     /// Columns a write never sets: the key's. (A column named `version` is the user's own, as

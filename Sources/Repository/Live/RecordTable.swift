@@ -24,12 +24,12 @@ struct RecordTable<R: Record>: Sendable {
     /// columns out; the table may have been altered since) is read instead. nil under row-level
     /// security, which the stream does not apply: every row is read.
     let streamColumns: [String]?
-    /// Columns of arrays of `json` or `jsonb`, with that element type (see ``parameter(_:for:)``).
-    let jsonArrayColumns: [String: String]
+    /// Columns of `json`, `jsonb` and arrays of them, with their type (see ``parameter(_:for:emptyArray:)``).
+    let jsonColumns: [String: String]
 
     init(database: Database, reads: Locked<ReadCount>?, schema: String, name: String, key: TableKey, touchColumn: String?,
-         rewrites: StoredRewrites = StoredRewrites(), streamColumns: [String]? = nil, jsonArrayColumns: [String: String] = [:]) {
-        self.jsonArrayColumns = jsonArrayColumns
+         rewrites: StoredRewrites = StoredRewrites(), streamColumns: [String]? = nil, jsonColumns: [String: String] = [:]) {
+        self.jsonColumns = jsonColumns
         self.database = database
         self.reads = reads
         self.key = key
@@ -53,7 +53,7 @@ struct RecordTable<R: Record>: Sendable {
             \(StoredRewrites.columns), \(StoredRewrites.wholeRow),
             CASE WHEN NOT c.relrowsecurity THEN ARRAY(SELECT a.attname::text FROM pg_attribute a
                 WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum) END,
-            \(Self.jsonArrayColumnsQuery)
+            \(Self.jsonColumnsQuery)
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::regclass
             """, [R.tableName]) }[0]
         let (schema, name) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
@@ -63,7 +63,7 @@ struct RecordTable<R: Record>: Sendable {
         let rewrites = StoredRewrites(columns: Set(try row.decode([String].self, at: 4)), wholeRow: try row.decode(Bool.self, at: 5))
         return RecordTable(database: database, reads: reads, schema: schema, name: name, key: key,
                            touchColumn: try row.decode(String?.self, at: 3), rewrites: rewrites, streamColumns: try row.decode([String]?.self, at: 6),
-                           jsonArrayColumns: jsonArrayColumns(try row.decode([String].self, at: 7)))
+                           jsonColumns: jsonColumns(try row.decode([String].self, at: 7)))
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
@@ -95,10 +95,13 @@ struct RecordTable<R: Record>: Sendable {
     /// The conditional `UPDATE … RETURNING *` of a write (see ``write(_:id:)``).
     /// With no properties it sets ``touchColumn`` to itself: the row gets a new version all the same.
     func updateStatement(_ value: R, id: R.ID, properties: Set<String>, expectedVersion version: Int64) throws -> (String, [SQLValue]) {
-        let columns = try RecordColumns(value).values.filter { properties.contains($0.property) }
+        let encoded = try RecordColumns(value)
+        let columns = encoded.values.filter { properties.contains($0.property) }
         let keyValues = try key.values(of: id)
         let first = keyValues.count + 2
-        var assignments = columns.enumerated().map { "\(SQLIdentifier.quoted($1.column)) = \(parameter($0 + first, for: $1.column))" }
+        var assignments = columns.enumerated().map {
+            "\(SQLIdentifier.quoted($1.column)) = \(parameter($0 + first, for: $1.column, emptyArray: encoded.emptyArrays.contains($1.column)))"
+        }
         if assignments.isEmpty {
             guard let touchColumn else {
                 throw PostgresError(.invalidStatement, "\(qualifiedName) has no column a write may set to itself (all are generated or identity columns)")

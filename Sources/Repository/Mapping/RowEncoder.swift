@@ -14,19 +14,28 @@ public struct RowEncoder: Sendable {
 
     /// The columns and values of `value`, in property order.
     public func encode(_ value: some Encodable) throws -> [(column: String, value: SQLValue)] {
+        try encodeNotingEmptyArrays(value).columns
+    }
+
+    /// The same, and the columns holding an empty array of elements that are not known to be
+    /// scalars (a struct's): sent as the array literal `{}`, which a `json`/`jsonb` column
+    /// would take as an empty object (see ``RecordTable/parameter(_:for:emptyArray:)``).
+    func encodeNotingEmptyArrays(_ value: some Encodable) throws -> (columns: [(column: String, value: SQLValue)], emptyArrays: Set<String>) {
         let storage = RowStorage(naming: naming)
         try value.encode(to: RowEncoding(storage: storage))
-        return storage.columns
+        return (storage.columns, storage.emptyArrays)
     }
 }
 
 private final class RowStorage {
     let naming: ColumnNaming
     var columns: [(column: String, value: SQLValue)] = []
+    var emptyArrays: Set<String> = []
     init(naming: ColumnNaming) { self.naming = naming }
 
-    func set(_ key: some CodingKey, _ value: SQLValue) {
+    func set(_ key: some CodingKey, _ value: SQLValue, isEmptyArray: Bool = false) {
         let name = naming.columnName(key.stringValue)
+        if isEmptyArray { emptyArrays.insert(name) } else { emptyArrays.remove(name) }
         if let index = columns.firstIndex(where: { $0.column == name }) {
             columns[index].value = value
         } else {
@@ -60,7 +69,9 @@ private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encodeNil(forKey key: Key) throws { storage.set(key, .null) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        storage.set(key, try ScalarEncoding.sqlValue(for: value))
+        let encoded = try ScalarEncoding.sqlValue(for: value)
+        let isEmptyArray = encoded == .text("{}") && value is any ArrayValue && !(value is any ArrayLiteralConvertible)
+        storage.set(key, encoded, isEmptyArray: isEmptyArray)
     }
 
     // Synthesized `Encodable` skips nil optionals via `encodeIfPresent`; a row must say NULL.

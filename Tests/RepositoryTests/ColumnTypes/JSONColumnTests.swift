@@ -19,7 +19,7 @@ struct JSONColumnTests {
         var whole: [Doc]
     }
 
-    @Test("[Doc] written to jsonb[], json[] and jsonb: documents, documents and one array, read back equal; an empty array and NULL to the arrays of documents")
+    @Test("[Doc] written to jsonb[], json[] and jsonb: documents, documents and one array, read back equal; empty arrays too, and NULL")
     func writeArrays() async throws {
         let database = try await TestServer.makeDatabase()
         try await database.withConnection { try await $0.execute(script: """
@@ -40,11 +40,16 @@ struct JSONColumnTests {
         let fresh = LiveRepository(database)
         defer { fresh.close() }
         #expect(try await fresh.read(Holder.self, id: 1).value == holder.value)
-        holder.update { $0.docs = []; $0.notes = nil }
+        holder.update { $0.docs = []; $0.notes = nil; $0.whole = [] }
         try await holder.save()
-        let emptied = try await database.query("SELECT cardinality(docs), notes IS NULL FROM holders WHERE id = 1")[0]
+        let emptied = try await database.query("SELECT cardinality(docs), notes IS NULL, whole::text FROM holders WHERE id = 1")[0]
         #expect(try emptied.decode(Int.self, at: 0) == 0)
         #expect(try emptied.decode(Bool.self, at: 1))
+        let whole = try emptied.decode(String.self, at: 2)
+        #expect(whole == "[]", "an empty array of structs is an empty JSON array, not {}: \(whole)")
+        let again = LiveRepository(database)
+        defer { again.close() }
+        #expect(try await again.read(Holder.self, id: 1).value == holder.value)
     }
 
     struct Maybe: Record, Equatable {
