@@ -64,34 +64,33 @@ struct TableKey: Sendable {
     /// without one).
     static func resolve(_ oid: Int64, table: String, declared: [String]?, naming: ColumnNaming,
                         query: (String, [SQLValue]) async throws -> QueryResult) async throws -> TableKey {
-        let primaryKey = """
+        let primaryKey = try await query("""
             SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_index i
             CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
             WHERE i.indrelid = $1::oid AND i.indisprimary ORDER BY k.position
-            """
-        let rows: QueryResult
+            """, [.text(String(oid))])
+        var rows = primaryKey
         if let declared {
             // Changes are announced (and deleted rows streamed) by the primary key: a value
             // keyed by other columns would never be found by them.
-            let actual = try await query(primaryKey, [.text(String(oid))]).map { try $0.decode(String.self, at: 0) }
+            let actual = try primaryKey.map { try $0.decode(String.self, at: 0) }
             guard actual.isEmpty || actual == declared else {
                 throw PostgresError(.invalidStatement, "the declared key (\(declared.map { TerminalText.name($0) }.joined(separator: ", "))) is not the primary key of "
                     + "\(TerminalText.name(table)) (\(actual.map { TerminalText.name($0) }.joined(separator: ", "))), by which its changes are announced: "
                     + "declare that, in that order, or none")
             }
-            rows = try await query("""
-                SELECT a.attname, format_type(a.atttypid, NULL) FROM unnest($2::text[]) WITH ORDINALITY AS k(name, position)
-                JOIN pg_attribute a ON a.attrelid = $1::oid AND a.attname = k.name AND NOT a.attisdropped ORDER BY k.position
-                """, [.text(String(oid)), .text(ArrayLiteral.string(from: declared.map(SQLValue.text)))])
-            guard rows.count == declared.count else {
-                throw PostgresError(.invalidStatement, "\(table) has no column named \(declared.joined(separator: " or ")) for its declared key")
+            if actual.isEmpty {
+                rows = try await query("""
+                    SELECT a.attname, format_type(a.atttypid, NULL) FROM unnest($2::text[]) WITH ORDINALITY AS k(name, position)
+                    JOIN pg_attribute a ON a.attrelid = $1::oid AND a.attname = k.name AND NOT a.attisdropped ORDER BY k.position
+                    """, [.text(String(oid)), .text(ArrayLiteral.string(from: declared.map(SQLValue.text)))])
+                guard rows.count == declared.count else {
+                    throw PostgresError(.invalidStatement, "\(table) has no column named \(declared.joined(separator: " or ")) for its declared key")
+                }
             }
-        } else {
-            rows = try await query(primaryKey, [.text(String(oid))])
-            guard !rows.isEmpty else {
-                throw PostgresError(.invalidStatement, "\(table) has no primary key: add one, or declare the key columns with `static var primaryKey`")
-            }
+        } else if rows.isEmpty {
+            throw PostgresError(.invalidStatement, "\(table) has no primary key: add one, or declare the key columns with `static var primaryKey`")
         }
         return TableKey(columns: try rows.map { try $0.decode(String.self, at: 0) }, types: try rows.map { try $0.decode(String.self, at: 1) },
                         naming: naming, table: table)

@@ -8,7 +8,7 @@ extension LiveSchema {
     ///
     /// The table must have a primary key: a published table's UPDATEs and DELETEs fail without
     /// one (its replica identity). To do the same in a migration:
-    /// `CREATE PUBLICATION live_changes; ALTER PUBLICATION live_changes ADD TABLE members;`
+    /// `CREATE PUBLICATION live_changes WITH (publish_via_partition_root = true); ALTER PUBLICATION live_changes ADD TABLE members;`
     /// - Throws: ``PostgresError`` — for a table without a primary key, with a key column of
     ///   another type than integer, text or uuid, or published with a row filter (kind
     ///   ``PostgresError/Kind/invalidParameter``), or
