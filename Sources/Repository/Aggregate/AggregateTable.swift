@@ -116,7 +116,7 @@ extension AggregateTable: LiveTable {
         let changes = try AggregateChanges(from: write.base.value, to: edited)
         guard !changes.isEmpty else { return .unchanged }
         do {
-            try await root.database.transaction { connection in
+            try await root.database.transactionPreparingAnew { connection in
                 try await self.write(changes, of: edited, base: write.base, on: connection)
             }
         } catch is VersionConflict {

@@ -40,7 +40,7 @@ extension RecordTable {
         guard !write.fields.isEmpty else { return .unchanged }
         let (sql, parameters) = try updateStatement(write.snapshot, id: id, properties: write.fields, expectedVersion: write.base.version)
         if try mayStoreOtherwise(write) {
-            let row = try await database.transaction { connection in
+            let row = try await database.transactionPreparingAnew { connection in
                 try Self.decode(await connection.query(sql, values: parameters)).first
             }
             guard let row else { return .conflict }

@@ -172,10 +172,13 @@ public actor Connection {
         let bound = try BoundParameters(values, statement: sql)
         do {
             return try await executePrepared(connection, sql, bound, marked: marked)
-        } catch let error as PostgresError where PreparedStatements.isStale(error) && PQtransactionStatus(connection.pointer) == PQTRANS_IDLE {
+        } catch let error as PostgresError where PreparedStatements.isStale(error) {
             // The server forgot or invalidated the statement (DISCARD ALL, a schema change):
-            // prepare it again, once. Outside a transaction nothing was applied.
+            // it is prepared anew from now on. Outside a transaction nothing was applied, so it
+            // runs again now; inside one the transaction has failed, and the error says so
+            // (the library's own writes run theirs again: ``Database/transactionPreparingAnew(_:)``).
             statements.forget(sql)
+            guard PQtransactionStatus(connection.pointer) == PQTRANS_IDLE else { throw error }
             return try await executePrepared(connection, sql, bound, marked: marked)
         }
     }

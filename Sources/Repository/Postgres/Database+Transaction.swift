@@ -20,6 +20,12 @@ extension Database {
     /// the transaction back, and the error reaches the caller — whether to run `body` again is
     /// for the caller to decide, knowing what it does besides its statements. The same goes for
     /// `COMMIT`, which may or may not have committed when its answer is lost.
+    ///
+    /// Statements are prepared once per connection. After a schema change that alters what a
+    /// prepared statement returns (`ALTER TABLE … ADD COLUMN` under a `SELECT *`), PostgreSQL
+    /// refuses to run it (`cached plan must not change result type`, SQLSTATE `0A000`): outside
+    /// a transaction it is prepared again and run at once; inside one the transaction has
+    /// failed, so that error is thrown, and the statement is prepared anew on its next use.
     @discardableResult
     public func transaction<T>(_ body: (Connection) async throws -> T) async throws -> T {
         let connection = try await retryingUnrun {
@@ -41,6 +47,26 @@ extension Database {
             throw error
         }
     }
+}
+
+extension Database {
+    /// ``transaction(_:)``, run again while it fails because a statement in it was prepared
+    /// before a schema change (each failure forgets that connection's statement, so this ends):
+    /// for the library's own writes, whose bodies do nothing but their statements.
+    func transactionPreparingAnew<T>(_ body: (Connection) async throws -> T) async throws -> T {
+        var attempts = 0
+        while true {
+            do {
+                return try await transaction(body)
+            } catch let error as PostgresError where PreparedStatements.isStale(error) && attempts < Self.stalePlanAttempts {
+                attempts += 1
+            }
+        }
+    }
+
+    /// How many times a write transaction runs again for statements prepared before a schema
+    /// change: each connection of the pool may hold one, per statement of the write.
+    static var stalePlanAttempts: Int { 32 }
 }
 
 extension Connection {

@@ -6,10 +6,14 @@ struct PreparedStatements {
 
     private var names: [String: String] = [:]
     private var counter = 0
+    /// Statements forgotten while the server may still hold them (a stale one is forgotten
+    /// inside a transaction, where it cannot be deallocated): they count toward the capacity
+    /// until `DEALLOCATE ALL` frees them.
+    private var forgottenHeld = 0
 
     func name(for sql: String) -> String? { names[sql] }
 
-    var isFull: Bool { names.count >= Self.capacity }
+    var isFull: Bool { names.count + forgottenHeld >= Self.capacity }
 
     /// A name no statement on this connection has used.
     mutating func nextName() -> String {
@@ -18,8 +22,15 @@ struct PreparedStatements {
     }
 
     mutating func remember(_ sql: String, as name: String) { names[sql] = name }
-    mutating func forget(_ sql: String) { names[sql] = nil }
-    mutating func removeAll() { names.removeAll() }
+    /// Forgets the statement prepared for `sql`: the next use prepares it anew, under a new name.
+    mutating func forget(_ sql: String) {
+        if names.removeValue(forKey: sql) != nil { forgottenHeld += 1 }
+    }
+
+    mutating func removeAll() {
+        names.removeAll()
+        forgottenHeld = 0
+    }
 
     /// Errors that mean a cached statement no longer exists or no longer fits the schema.
     static func isStale(_ error: PostgresError) -> Bool {
