@@ -50,7 +50,7 @@ extension LiveRepository {
         // For missing aggregates' announcements, and outages (see ``AggregateMembership``).
         queries.withLock { queries in
             queries = queries.filter { $0.query != nil }
-            queries.append(WeakQuery(query: membership, routesRows: false))
+            queries.append(WeakQuery(query: membership))
         }
         try await query.load()
         return query.handle()
@@ -78,7 +78,7 @@ extension LiveRepository {
     /// children since removed stay until pruned: they cost at most a needless re-read.
     func registerChildren(_ children: [String], of childTable: String, owner: StoreKey) {
         childOwners.withLock { owners in
-            if owners.count > 100_000 { owners = owners.filter { stores.withLock { [key = $0.value] in $0[key]?.store != nil } } }
+            if owners.count > 100_000 { owners = owners.filter { stores.withLock { [key = $0.value] in !($0[key]?.isEmpty ?? true) } } }
             for child in children { owners[StoreKey(table: childTable, key: child)] = owner }
         }
     }
@@ -90,20 +90,24 @@ extension LiveRepository {
         let routes = childRoutes.withLock { $0 }
         let relevant = changes.filter { routes[$0.table] != nil }
         guard !relevant.isEmpty else { return [] }
-        var stale: [StoreKey: any AnyLiveStore] = [:]
+        var stale: [ObjectIdentifier: any AnyLiveStore] = [:]
         // A truncated child table: every aggregate with such children.
         let truncatedRoots = Set(relevant.filter { $0.operation == .truncate }.flatMap { routes[$0.table] ?? [] }.map(\.rootTable))
         if !truncatedRoots.isEmpty {
             stores.withLock { stores in
-                for (key, entry) in stores where key.isAggregate && truncatedRoots.contains(key.table) { stale[key] = entry.store }
+                for (key, entry) in stores where key.isAggregate && truncatedRoots.contains(key.table) { for store in entry.all { stale[ObjectIdentifier(store)] = store } }
             }
         }
         var unknown: [String: [ChangeKey]] = [:]
         for change in relevant where change.operation != .truncate {
             let childKey = StoreKey(table: change.table, key: change.key.description)
-            let owner = childOwners.withLock { $0[childKey] }.flatMap { key in stores.withLock { $0[key]?.store } }
-            let isStale = owner?.isStale(afterChildChange: change)
-            if let owner, isStale == true { stale[owner.storeKey] = owner }
+            let owners = childOwners.withLock { $0[childKey] }.map { key in stores.withLock { $0[key]?.all ?? [] } } ?? []
+            var isStale: Bool?
+            for owner in owners {
+                guard let verdict = owner.isStale(afterChildChange: change) else { continue }
+                if verdict { stale[ObjectIdentifier(owner)] = owner }
+                isStale = (isStale ?? false) || verdict
+            }
             if change.operation != .delete, isStale ?? true {
                 unknown[change.table, default: []].append(change.key)  // new here, or maybe moved to another parent
             }
@@ -113,7 +117,7 @@ extension LiveRepository {
                 do {
                     for parent in try route.parents(keys, query) {
                         let key = StoreKey(table: route.rootTable, key: parent, isAggregate: true)
-                        if let store = stores.withLock({ $0[key]?.store }) { stale[key] = store }
+                        for store in stores.withLock({ $0[key]?.all ?? [] }) { stale[ObjectIdentifier(store)] = store }
                     }
                 } catch {
                     report(.refreshFailed(table: table, error))

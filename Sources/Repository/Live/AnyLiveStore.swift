@@ -108,7 +108,3 @@ extension LiveStore: AnyLiveStore {
     }
 }
 
-/// A weak reference: the repository keeps a store only while some handle does.
-struct WeakStore: Sendable {
-    weak var store: (any AnyLiveStore)?
-}

@@ -51,8 +51,8 @@ extension LiveRepository {
     /// live query run again.
     func resyncEverything() {
         scheduleRefresh(stores.withLock { stores in
-            stores = stores.filter { $0.value.store != nil }
-            return stores.values.compactMap(\.store)
+            stores = stores.filter { !$0.value.isEmpty }
+            return stores.values.flatMap(\.all)
         })
         rerunQueries()
     }
@@ -118,14 +118,14 @@ extension LiveRepository {
             // Every row of a truncated table (and every aggregate rooted there) is gone.
             if !truncated.isEmpty {
                 for (key, entry) in stores where truncated.contains(key.table) {
-                    if let store = entry.store { candidates.append((store, Change(table: key.table, operation: .truncate, key: .text(key.key), version: 0))) }
+                    for store in entry.all { candidates.append((store, Change(table: key.table, operation: .truncate, key: .text(key.key), version: 0))) }
                 }
             }
             for (change, var key) in zip(changes, keys) where change.operation != .truncate {
                 // The row's own store, and the aggregate rooted at it (if aggregates use the table).
                 for isAggregate in aggregateRoots.contains(change.table) ? [false, true] : [false] {
                     key.isAggregate = isAggregate
-                    if let store = stores[key]?.store { candidates.append((store, change)) }
+                    for store in stores[key]?.all ?? [] { candidates.append((store, change)) }
                 }
             }
             return candidates
@@ -220,10 +220,13 @@ extension LiveRepository: ChangeFeedReader {
         // Queries over records route the changed rows of their tables (read, or as the
         // replication stream carried them) and give them to the stores, in the same update as
         // their lists: those stores need no read of their own, and take no row here.
+        // (The stores of another record type over such a table read their rows themselves.)
         let routedByQueries = notifyQueries(of: changes)
-        let changes = routedByQueries.isEmpty ? changes : changes.map { routedByQueries.contains($0.table) ? $0.withoutRow : $0 }
+        let routedTables = Set(routedByQueries.map(\.table))
+        let changes = routedTables.isEmpty ? changes : changes.map { routedTables.contains($0.table) ? $0.withoutRow : $0 }
         // A truncated table's stores read themselves: a query run again tells none of them its row is gone.
-        let givenByQueries = routedByQueries.subtracting(changes.lazy.filter { $0.operation == .truncate }.map(\.table))
+        let truncated = Set(changes.lazy.filter { $0.operation == .truncate }.map(\.table))
+        let givenByQueries = routedByQueries.filter { !truncated.contains($0.table) }
         // A few rows: re-read here, with no hop. A burst: hand it to the pool's worker as its
         // stale stores are found, a part at a time, so the first rows are re-read while the
         // feed finds the rest — and it goes on receiving while they are.
@@ -232,7 +235,7 @@ extension LiveRepository: ChangeFeedReader {
         for start in stride(from: 0, to: changes.count, by: Self.staleScanPart) {
             let part = changes[start..<min(start + Self.staleScanPart, changes.count)]
             let found = staleStores(for: Array(part))
-            stale += givenByQueries.isEmpty ? found : found.filter { $0.storeKey.isAggregate || !givenByQueries.contains($0.tableName) }
+            stale += givenByQueries.isEmpty ? found : found.filter { store in store.storeKey.isAggregate || !givenByQueries.contains { $0.contains(store) } }
             if stale.count > Self.feedThreadRefreshLimit {
                 scheduleRefresh(stale)
                 (stale, handedOver) = ([], true)

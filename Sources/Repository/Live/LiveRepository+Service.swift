@@ -25,7 +25,7 @@ extension LiveRepository: Service {
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) async -> Bool {
         isShuttingDown.withLock { $0 = true }
-        let live = stores.withLock { $0.values.compactMap(\.store) }
+        let live = stores.withLock { $0.values.flatMap(\.all) }
         logger.debug("flushing pending writes", metadata: ["live_values": "\(live.count)"])
         let settled = await withTaskGroup(of: Bool.self) { group in
             group.addTask {

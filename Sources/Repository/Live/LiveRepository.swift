@@ -49,7 +49,7 @@ public final class LiveRepository: Sendable {
     let context: LiveContext
     /// Numbers every read as it starts, so that reads apply in the order they started.
     let sequence = ReadSequence()
-    let stores = Locked<[StoreKey: WeakStore]>([:])
+    let stores = Locked<[StoreKey: IdentityEntry]>([:])
     /// When the identity map next drops the entries of stores nobody holds any more.
     let pruneAt = Locked(1024)
     /// Which rows and tables were announced, and when (by read sequence): a store read while
@@ -202,7 +202,7 @@ public final class LiveRepository: Sendable {
     ) async throws -> [LiveStore<Table>] {
         try await waitUntilListening()
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: Table.holdsAggregates) }
-        var found = stores.withLock { stores in keys.map { stores[$0]?.store as? LiveStore<Table> } }
+        var found = stores.withLock { stores in keys.map { stores[$0]?.store(as: LiveStore<Table>.self) } }
         var missing: [Int] = []
         for index in found.indices {
             guard let store = found[index] else {
@@ -241,14 +241,14 @@ public final class LiveRepository: Sendable {
     /// The store registered under `key`, or the one `make` creates, registered now.
     func register<Store: AnyLiveStore>(_ key: StoreKey, _ make: () -> Store) -> (store: Store, isNew: Bool) {
         stores.withLock { stores in
-            if let raced = stores[key]?.store as? Store { return (raced, false) }
+            if let raced = stores[key]?.store(as: Store.self) { return (raced, false) }
             let fresh = make()
-            stores[key] = WeakStore(store: fresh)
+            stores[key, default: IdentityEntry()].add(fresh)
             metrics.liveValues.record(stores.count)
             pruneAt.withLock { threshold in
                 // Amortized: the map never holds more than about twice the live stores.
                 guard stores.count > threshold else { return }
-                stores = stores.filter { $0.value.store != nil }
+                stores = stores.filter { !$0.value.isEmpty }
                 threshold = max(1024, stores.count * 2)
             }
             return (fresh, true)

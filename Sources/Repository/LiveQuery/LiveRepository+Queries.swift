@@ -71,7 +71,7 @@ extension LiveRepository {
             routers[ObjectIdentifier(R.self)] = fresh
             return (fresh, true)
         }
-        if isNew { queries.withLock { $0.append(WeakQuery(query: fresh, routesRows: true)) } }
+        if isNew { queries.withLock { $0.append(WeakQuery(query: fresh, routesRowsTo: ObjectIdentifier(LiveStore<RecordTable<R>>.self))) } }
         guard let router = router as? RecordQueryRouter<R> else { throw CancellationError() }
         return router
     }
@@ -117,30 +117,29 @@ extension LiveRepository {
                 // gone is deleted.
                 for (store, row) in matchingReads { store.applyRead(row, sequence: number) }
                 guard !others.isEmpty, let self else { return }
-                let held = self.stores.withLock { stores in others.map { stores[$0.key]?.store as? LiveStore<RecordTable<R>> } }
+                let held = self.stores.withLock { stores in others.map { stores[$0.key]?.store(as: LiveStore<RecordTable<R>>.self) } }
                 for (other, store) in zip(others, held) { store?.applyRead(other.row, sequence: number) }
             })
         }
     }
 
     /// Hands announced changes to the live queries over their tables; returns the tables whose
-    /// rows the queries route themselves (read, or as the stream carried them), giving them to
-    /// the stores too.
-    func notifyQueries(of changes: [Change]) -> Set<String> {
-        let live = queries.withLock { $0.compactMap { weak in weak.query.map { ($0, weak.routesRows) } } }
-        var routedTables: Set<String> = []
-        for (query, routesRows) in live {
+    /// rows the queries route themselves (read, or as the stream carried them), with the type
+    /// of the stores they give them to.
+    func notifyQueries(of changes: [Change]) -> Set<RoutedStores> {
+        let live = queries.withLock { $0.compactMap { weak in weak.query.map { ($0, weak.routesRowsTo) } } }
+        var routed: Set<RoutedStores> = []
+        for (query, storeType) in live {
             let mine = changes.filter { query.follows($0.table) }
             guard !mine.isEmpty else { continue }
             if mine.contains(where: { $0.operation == .truncate }) {
-                query.rerun()
-                if routesRows { routedTables.insert(query.tableName) }
-                continue  // the stores of a truncated table read themselves
+                query.rerun()  // the stores of a truncated table read themselves
+            } else {
+                query.changed(mine)
             }
-            query.changed(mine)
-            if routesRows { routedTables.insert(query.tableName) }
+            if let storeType { routed.insert(RoutedStores(table: query.tableName, storeType: storeType)) }
         }
-        return routedTables
+        return routed
     }
 
     /// After an outage: every live query is run again.
@@ -173,9 +172,21 @@ extension LiveQueryStore: AnyLiveQuery where Element.ID: Decodable {
 /// A weak reference: a query lives as long as some handle onto its result.
 struct WeakQuery: Sendable {
     weak var query: (any AnyLiveQuery)?
-    /// Whether the query routes whole rows of its table (a query over records), and gives
-    /// them to the rows' stores.
-    var routesRows: Bool
+    /// For a query that routes whole rows of its table (a query over records): the type of
+    /// the live stores it gives them to — those of its own record type, not another type's
+    /// over the same table.
+    var routesRowsTo: ObjectIdentifier?
+}
+
+/// The live stores of one type over one table, to which live queries give the changed rows.
+struct RoutedStores: Hashable {
+    let table: String
+    let storeType: ObjectIdentifier
+
+    /// Whether `store` is one of them.
+    func contains(_ store: any AnyLiveStore) -> Bool {
+        store.tableName == table && ObjectIdentifier(type(of: store)) == storeType
+    }
 }
 
 extension ChangeKey {

@@ -66,7 +66,7 @@ extension LiveRepository {
         }
         queries.withLock { queries in
             queries = queries.filter { $0.query != nil }
-            queries.append(WeakQuery(query: select, routesRows: false))
+            queries.append(WeakQuery(query: select))
         }
         // A change announced while the first run ran may not be in its result.
         if announced.withLock({ announced in followed.contains { announced.mayHaveChanged(table: $0, since: number) } }) { select.rerun() }

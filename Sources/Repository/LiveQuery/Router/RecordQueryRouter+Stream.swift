@@ -55,7 +55,7 @@ extension RecordQueryRouter {
     /// under one lock.
     func heldStores(_ ids: [R.ID], in repository: LiveRepository) -> [LiveStore<RecordTable<R>>?] {
         repository.stores.withLock { stores in
-            ids.map { stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.store as? LiveStore<RecordTable<R>> }
+            ids.map { stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.store(as: LiveStore<RecordTable<R>>.self) }
         }
     }
 }
