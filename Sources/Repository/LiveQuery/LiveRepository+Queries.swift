@@ -95,6 +95,9 @@ extension LiveRepository {
                     if try row.decode(Bool.self, at: matches) { matchingIDs.append(record.id) } else { notMatchingIDs.append(record.id) }
                 }
             }
+            // An id type that cannot name the key (a struct of its columns in another order) is
+            // refused as `read(id:)` refuses it, rather than failing each later re-read.
+            if let id = matchingIDs.first ?? notMatchingIDs.first { _ = try table.key.values(of: id) }
             let stores = try await sharedStores(table, ids: matchingIDs, readAs: number) { ids in
                 ids.compactMap { id in rows[id].map { (id, $0) } }
             }

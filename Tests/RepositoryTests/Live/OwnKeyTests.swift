@@ -117,6 +117,29 @@ struct OwnKeyTests {
         #expect(try await role(8, "ada") == "viewer")
     }
 
+    /// A key struct with the key's columns in another order than the primary key's.
+    struct Reversed: Record, Equatable {
+        static let tableName = "members"
+        struct Key: Hashable, Codable, Sendable, Comparable {
+            var userId: String
+            var projectId: Int64
+            static func < (a: Key, b: Key) -> Bool { (a.projectId, a.userId) < (b.projectId, b.userId) }
+        }
+        var projectId: Int64
+        var userId: String
+        var role: String
+        var id: Key { Key(userId: userId, projectId: projectId) }
+    }
+
+    @Test("a key struct whose columns are not in the primary key's order is refused in one line by read and by readAll alike")
+    func keyOutOfOrder() async throws {
+        let message = "the key of public.members is project_id, user_id in that order, but Key has user_id where project_id is"
+        let read = await #expect(throws: PostgresError.self) { try await repository.read(Reversed.self, id: .init(userId: "ada", projectId: 7)) }
+        #expect(read?.message == message)
+        let all = await #expect(throws: PostgresError.self) { try await repository.readAll(Reversed.self, orderBy: [.ascending(\.role)]) }
+        #expect(all?.message == message)
+    }
+
     @Test("a live query over a composite-keyed table follows inserts, updates, key changes and deletes, equal to a re-run")
     func compositeQuery() async throws {
         let team = try await repository.readAll(Membership.self, where: "project_id = $1", parameters: [7], orderBy: [.ascending(\.role)])
