@@ -107,9 +107,10 @@ public final class ChangeFeed: Sendable {
             let slot = ReplicationSlot(abandonAfter: { if case .logicalReplication(_, let bytes) = source { bytes } else { 0 } }())
             let makeSession: () throws -> any FeedSession = switch source {
             case .notifications(let channel):
-                { try ListenSession(configuration, channel: channel, statementDeadline: statementDeadline, types: types) }
+                { try ListenSession(configuration, channel: channel, statementDeadline: statementDeadline, types: types, stop: wakeUpRead) }
             case .logicalReplication(let publication, _):
-                { try ReplicationSession(configuration, publication: publication, slot: slot, statementDeadline: statementDeadline, types: types) }
+                { try ReplicationSession(configuration, publication: publication, slot: slot, statementDeadline: statementDeadline, types: types,
+                                         stop: wakeUpRead) }
             }
             FeedLoop(makeSession: makeSession, description: description, pingInterval: pingInterval, maximumBackoff: maximumBackoff,
                      logger: logger, emit: { continuation.yield($0) }, wakeUp: wakeUpRead, isStopping: isStopping, reader: reader).run()

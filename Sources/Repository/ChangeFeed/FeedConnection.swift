@@ -12,11 +12,17 @@ final class FeedConnection {
     private var namesGiven = 0
     /// The database's types not known here by OID (the pool's, when a live repository listens).
     private let types: TypeCatalog
+    /// A descriptor that becomes readable when the feed stops (its wake-up pipe): a statement
+    /// waiting for its answer then is cancelled, and throws — making a replication slot can
+    /// wait a minute for the transactions running on the server.
+    private let stop: Int32
 
     /// Connects and listens on `channel`, if any (blocking; libpq's `connect_timeout` bounds it).
-    init(_ configuration: ConnectionConfiguration, channel: String?, deadline: Duration, types: TypeCatalog) throws {
+    /// Statements end early, cancelled, once `stop` is readable.
+    init(_ configuration: ConnectionConfiguration, channel: String?, deadline: Duration, types: TypeCatalog, stop: Int32 = -1) throws {
         pg = try openLibpqConnection(configuration)
         self.types = types
+        self.stop = stop
         redact = { configuration.redact($0) }
         guard let channel else { return }
         // A throw from here on, with every property set, runs deinit, which finishes `pg`: finishing
@@ -51,11 +57,11 @@ final class FeedConnection {
         PQsetnonblocking(pg, 1)
         guard PQsendQuery(pg, sql) == 1 else { throw lost(sql) }
         while PQflush(pg) == 1 {
-            guard wait(for: Int16(POLLIN | POLLOUT), until: end) else { throw timedOut(sql, deadline) }
+            guard try wait(for: Int16(POLLIN | POLLOUT), until: end, sql) else { throw timedOut(sql, deadline) }
             if PQconsumeInput(pg) == 0 { throw lost(sql) }
         }
         while PQisBusy(pg) == 1 {
-            guard wait(for: Int16(POLLIN), until: end) else { throw timedOut(sql, deadline) }
+            guard try wait(for: Int16(POLLIN), until: end, sql) else { throw timedOut(sql, deadline) }
             if PQconsumeInput(pg) == 0 { throw lost(sql) }
         }
         guard let result = PQgetResult(pg) else { throw lost(sql) }
@@ -113,14 +119,14 @@ final class FeedConnection {
             let flushed = PQflush(pg)
             if flushed < 0 { throw lost(sql) }
             if flushed == 0 { break }
-            guard wait(for: Int16(POLLIN | POLLOUT), until: end) else { throw timedOut(sql, deadline) }
+            guard try wait(for: Int16(POLLIN | POLLOUT), until: end, sql) else { throw timedOut(sql, deadline) }
             if PQconsumeInput(pg) == 0 { throw lost(sql) }
         }
         var last: OpaquePointer?
         defer { PQclear(last) }
         while true {
             while PQisBusy(pg) == 1 {
-                guard wait(for: Int16(POLLIN), until: end) else { throw timedOut(sql, deadline) }
+                guard try wait(for: Int16(POLLIN), until: end, sql) else { throw timedOut(sql, deadline) }
                 if PQconsumeInput(pg) == 0 { throw lost(sql) }
             }
             guard let next = PQgetResult(pg) else { break }
@@ -133,11 +139,37 @@ final class FeedConnection {
         return ResultReader.read(last)
     }
 
-    private func wait(for events: Int16, until end: ContinuousClock.Instant) -> Bool {
-        var descriptor = pollfd(fd: PQsocket(pg), events: events, revents: 0)
+    /// Waits until the socket is ready for `events`; false once `end` passes.
+    /// - Throws: kind ``PostgresError/Kind/closed`` when the feed stops meanwhile: `sql` is
+    ///   cancelled first.
+    private func wait(for events: Int16, until end: ContinuousClock.Instant, _ sql: String) throws -> Bool {
         let remaining = ConnectionConfiguration.milliseconds(ContinuousClock.now.duration(to: end))
         guard remaining > 0 else { return false }
-        return poll(&descriptor, 1, Int32(clamping: remaining)) > 0
+        var descriptors = [pollfd(fd: PQsocket(pg), events: events, revents: 0), pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
+        let ready = poll(&descriptors, 2, Int32(clamping: remaining))
+        guard descriptors[1].revents == 0 else {
+            cancelRunningStatement()
+            throw PostgresError(.closed, "the change feed stopped", statement: sql)
+        }
+        return ready > 0
+    }
+
+    /// Asks the server to cancel the statement under way, and waits (a second at most) for it
+    /// to end, so that what it held — a replication slot being made — is released before the
+    /// connection closes.
+    private func cancelRunningStatement() {
+        if let cancel = PQgetCancel(pg) {
+            var message = [CChar](repeating: 0, count: 256)
+            _ = PQcancel(cancel, &message, Int32(message.count))
+            PQfreeCancel(cancel)
+        }
+        let end = ContinuousClock.now + .seconds(1)
+        while PQisBusy(pg) == 1 {
+            var descriptor = pollfd(fd: PQsocket(pg), events: Int16(POLLIN), revents: 0)
+            let remaining = ConnectionConfiguration.milliseconds(ContinuousClock.now.duration(to: end))
+            guard remaining > 0, poll(&descriptor, 1, Int32(clamping: remaining)) > 0, PQconsumeInput(pg) != 0 else { return }
+        }
+        while let result = PQgetResult(pg) { PQclear(result) }
     }
 
     private func lost(_ sql: String) -> PostgresError {

@@ -84,7 +84,8 @@ final class FeedLoop {
         do {
             session = try makeSession()
         } catch {
-            reportOutage(error as? PostgresError ?? PostgresError(.connectionFailed, "\(error)"))
+            // Stopped while the session started (see ``FeedConnection``): not an outage.
+            if !isStopping.withLock({ $0 }) { reportOutage(error as? PostgresError ?? PostgresError(.connectionFailed, "\(error)")) }
             return false
         }
         backoff = .milliseconds(100)

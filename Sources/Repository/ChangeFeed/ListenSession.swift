@@ -6,8 +6,9 @@ final class ListenSession: FeedSession {
     private let connection: FeedConnection
     private let statementDeadline: Duration
 
-    init(_ configuration: ConnectionConfiguration, channel: String, statementDeadline: Duration, types: TypeCatalog) throws {
-        connection = try FeedConnection(configuration, channel: channel, deadline: statementDeadline, types: types)
+    /// Listens on `channel` (blocking); statements end early once `stop` is readable (see ``FeedConnection``).
+    init(_ configuration: ConnectionConfiguration, channel: String, statementDeadline: Duration, types: TypeCatalog, stop: Int32) throws {
+        connection = try FeedConnection(configuration, channel: channel, deadline: statementDeadline, types: types, stop: stop)
         self.statementDeadline = statementDeadline
     }
 

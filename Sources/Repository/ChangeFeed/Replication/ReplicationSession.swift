@@ -19,18 +19,20 @@ final class ReplicationSession: FeedSession {
     let resumed: Bool
 
     /// Opens both connections, makes the publication if there is none, and starts streaming —
-    /// from `slot` where it stopped, if it still exists (blocking).
+    /// from `slot` where it stopped, if it still exists (blocking); statements end early once
+    /// `stop` is readable (see ``FeedConnection``).
     init(_ configuration: ConnectionConfiguration, publication: String, slot: ReplicationSlot, statementDeadline: Duration,
-         types: TypeCatalog) throws {
+         types: TypeCatalog, stop: Int32) throws {
         self.statementDeadline = statementDeadline
         self.slot = slot
         self.types = types
-        queries = try FeedConnection(configuration, channel: nil, deadline: statementDeadline, types: types)
+        queries = try FeedConnection(configuration, channel: nil, deadline: statementDeadline, types: types, stop: stop)
         // Rows in binary form from PostgreSQL 14 on; before, rows come as text, and are read.
         let binary = try Self.checkServer(queries, deadline: statementDeadline) >= 140_000 ? ", binary 'true'" : ""
         try Self.ensure(publication, on: queries, deadline: statementDeadline)
         try slot.dropAbandoned(on: queries, deadline: statementDeadline)
-        let stream = try FeedConnection(configuration.overriding("replication", "database"), channel: nil, deadline: statementDeadline, types: types)
+        let stream = try FeedConnection(configuration.overriding("replication", "database"), channel: nil, deadline: statementDeadline, types: types,
+                                        stop: stop)
         let names = SQLIdentifier.quoted(publication).replacingOccurrences(of: "'", with: "''")
         func start(_ name: String, at position: UInt64) throws {
             let lsn = String(position >> 32, radix: 16, uppercase: true) + "/" + String(position & 0xFFFF_FFFF, radix: 16, uppercase: true)
