@@ -92,8 +92,15 @@ struct TableKey: Sendable {
         } else if rows.isEmpty {
             throw PostgresError(.invalidStatement, "\(table) has no primary key: add one, or declare the key columns with `static var primaryKey`")
         }
-        return TableKey(columns: try rows.map { try $0.decode(String.self, at: 0) }, types: try rows.map { try $0.decode(String.self, at: 1) },
-                        naming: naming, table: table)
+        let key = TableKey(columns: try rows.map { try $0.decode(String.self, at: 0) }, types: try rows.map { try $0.decode(String.self, at: 1) },
+                           naming: naming, table: table)
+        // `char(n)` pads its values with spaces, and compares them without: an id would name a
+        // row one way in Swift and another in the database and its announcements.
+        if let padded = zip(key.columns, key.types).first(where: { $0.1 == "character" }) {
+            throw PostgresError(.invalidStatement, "the key column \(TerminalText.name(padded.0)) of \(TerminalText.name(table)) is char(n), whose values PostgreSQL pads with spaces: "
+                + "live values need a key of another type (text or varchar)")
+        }
+        return key
     }
 }
 

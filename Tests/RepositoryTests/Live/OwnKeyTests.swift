@@ -140,6 +140,24 @@ struct OwnKeyTests {
         #expect(all?.message == message)
     }
 
+    struct Padded: Record, Equatable {
+        static let tableName = "padded"
+        var id: String
+        var note: String
+    }
+
+    @Test("a char(n) key, whose values PostgreSQL pads, is refused in one line by read and readAll")
+    func paddedKey() async throws {
+        try await database.query("CREATE TABLE padded (id char(5) PRIMARY KEY, note text NOT NULL)")
+        try await database.query("INSERT INTO padded VALUES ('ab', 'x')")
+        try await LiveSchema.enable("padded", on: database)
+        let message = "the key column id of public.padded is char(n), whose values PostgreSQL pads with spaces: live values need a key of another type (text or varchar)"
+        let read = await #expect(throws: PostgresError.self) { try await repository.read(Padded.self, id: "ab") }
+        #expect(read?.message == message)
+        let all = await #expect(throws: PostgresError.self) { try await repository.readAll(Padded.self) }
+        #expect(all?.message == message)
+    }
+
     @Test("a live query over a composite-keyed table follows inserts, updates, key changes and deletes, equal to a re-run")
     func compositeQuery() async throws {
         let team = try await repository.readAll(Membership.self, where: "project_id = $1", parameters: [7], orderBy: [.ascending(\.role)])
