@@ -62,6 +62,28 @@ public struct SortKey<Element>: Sendable {
         let ascending = ascending(property)
         return SortKey { ascending.compare($1, $0) }
     }
+
+    /// Smaller values first, nil after every value: PostgreSQL's `ORDER BY … ASC` (`NULLS LAST`)
+    /// on a nullable column.
+    public static func ascending<Property: Comparable & SendableMetatype>(_ property: any KeyPath<Element, Property?> & Sendable) -> SortKey {
+        let path = Path(keyPath: property)
+        let values = SortKey<Property>.ascending(\Property.self)
+        return SortKey { first, second in
+            switch (first[keyPath: path.keyPath], second[keyPath: path.keyPath]) {
+            case (nil, nil): return 0
+            case (nil, _?): return 1
+            case (_?, nil): return -1
+            case let (a?, b?): return values.compare(a, b)
+            }
+        }
+    }
+
+    /// Larger values first, nil before every value: PostgreSQL's `ORDER BY … DESC`
+    /// (`NULLS FIRST`) on a nullable column.
+    public static func descending<Property: Comparable & SendableMetatype>(_ property: any KeyPath<Element, Property?> & Sendable) -> SortKey {
+        let ascending = ascending(property)
+        return SortKey { ascending.compare($1, $0) }
+    }
 }
 
 /// The total order of a live query's elements: its sort keys, then the id (a `String` id by

@@ -118,6 +118,31 @@ struct LiveQueryTests {
         }
     }
 
+    struct Scored: Record, Equatable {
+        static let tableName = "scored"
+        var id: Int64
+        var score: Double?
+    }
+
+    @Test("ordered by a nullable column: nil after every value ascending and before them descending, as ORDER BY puts NULL, as psql changes rows")
+    func optionalSortKeys() async throws {
+        try await database.query("CREATE TABLE scored (id bigint PRIMARY KEY, score float8)")
+        try await database.query("INSERT INTO scored SELECT n, CASE WHEN n % 3 = 0 THEN NULL ELSE n % 5 END FROM generate_series(1, 20) AS n")
+        try await LiveSchema.enable("scored", on: database)
+        let ascending = try await repository.readAll(Scored.self, orderBy: [.ascending(\.score)])
+        let descending = try await repository.readAll(Scored.self, orderBy: [.descending(\.score)])
+        func sql(_ direction: String) async throws -> [Int64] {
+            try await database.query("SELECT id FROM scored ORDER BY score \(direction), id").map { try $0.decode(Int64.self, at: 0) }
+        }
+        #expect(try await ascending.value.map(\.id) == sql("ASC"))
+        #expect(try await descending.value.map(\.id) == sql("DESC"))
+        for (step, value) in ["NULL", "-1", "NULL", "9", "2"].enumerated() {
+            try await psql("UPDATE scored SET score = \(value) WHERE id % 4 = \(step % 4)", database: database)
+            let (up, down) = (try await sql("ASC"), try await sql("DESC"))
+            #expect(try await eventually { ascending.value.map(\.id) == up && descending.value.map(\.id) == down }, "step \(step): \(value)")
+        }
+    }
+
     @Test("a TRUNCATE by psql empties the query and marks every live handle of the table deleted: rows the query holds, and rows it does not")
     func truncate() async throws {
         try await database.query("INSERT INTO contacts (id, name, email) VALUES (5, 'Nobody', NULL)")
