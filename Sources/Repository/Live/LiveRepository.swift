@@ -82,6 +82,10 @@ public final class LiveRepository: Sendable {
     let isShuttingDown = Locked(false)
     /// Each record type's table, resolved once.
     let tables = Locked<[ObjectIdentifier: any Sendable]>([:])
+    /// The tables held live, checked now and then for still being followed (see ``FollowWatch``),
+    /// and the task that checks them.
+    let followed = Locked(FollowWatch())
+    let watching = Locked<Task<Void, Never>?>(nil)
 
     /// Entries in the identity map, live or awaiting pruning (for tests).
     var identityMapCount: Int { stores.withLock { $0.count } }
@@ -170,6 +174,7 @@ public final class LiveRepository: Sendable {
     public func close() {
         feed.stop()
         listener.withLock { $0?.cancel() }
+        watching.withLock { $0?.cancel() }
     }
 
     /// A live handle onto the row of `R` whose id is `id`.
@@ -283,6 +288,7 @@ public final class LiveRepository: Sendable {
         if let known = tables.withLock({ $0[ObjectIdentifier(R.self)] }) as? RecordTable<R> { return known }
         let resolved = try await RecordTable<R>.resolve(database, reads: reads)
         try await refuseUnfollowed(resolved)
+        watchFollowed(resolved.quoted)
         tables.withLock { $0[ObjectIdentifier(R.self)] = resolved }
         return resolved
     }

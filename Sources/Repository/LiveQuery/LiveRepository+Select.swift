@@ -92,6 +92,7 @@ extension LiveRepository {
         guard silent.isEmpty else {
             throw PostgresError(.invalidStatement, "a live query reads " + FollowedTables.remedy(silent, source: feed.source))
         }
+        for relation in relations { watchFollowed(relation) }
         return Set(checked.map(\.name))
     }
 }

@@ -1,0 +1,63 @@
+/// The tables a repository holds live values of, checked now and then against what its change
+/// source announces: a table whose triggers were dropped (``LiveSchema/disable(_:on:)``) or that
+/// left the publication stops announcing its changes without a word, and its live values would
+/// silently stop following. Plain state, kept under the repository's lock.
+struct FollowWatch {
+    /// How often the tables are checked.
+    var interval: Duration = .seconds(30)
+    /// The tables checked, as `regclass` reads them.
+    private(set) var tables: Set<String> = []
+    /// Those found not announced at the last check, as announcements name them.
+    private var silent: Set<String> = []
+    /// Whether the checking task runs.
+    private(set) var isRunning = false
+
+    /// Adds `table` to those checked; true when the checking task must start.
+    mutating func watch(_ table: String) -> Bool {
+        tables.insert(table)
+        defer { isRunning = true }
+        return !isRunning
+    }
+
+    /// A check found these tables, each with why its changes are not announced (nil: they are).
+    /// The tables that stopped being announced since the last check, and whether some came
+    /// back — whose live values then missed what changed meanwhile.
+    mutating func checked(_ found: [(name: String, gap: FollowedTables.Gap?)]) -> (stopped: [(name: String, gap: FollowedTables.Gap?)], resumed: Bool) {
+        let now = Set(found.filter { $0.gap != nil }.map(\.name))
+        defer { silent = now }
+        return (found.filter { $0.gap != nil && !silent.contains($0.name) }, !silent.subtracting(now).isEmpty)
+    }
+}
+
+extension LiveRepository {
+    /// Checks `table` (a name `regclass` reads) from now on, every ``FollowWatch/interval``: see
+    /// ``FollowWatch``.
+    func watchFollowed(_ table: String) {
+        guard followed.withLock({ $0.watch(table) }) else { return }
+        let task = Task { [weak self] in
+            while let interval = self?.followed.withLock({ $0.interval }) {
+                try? await Task.sleep(for: interval)
+                guard let self, !Task.isCancelled, !feed.isStopped else { return }
+                await checkFollowed()
+            }
+        }
+        watching.withLock { $0 = task }
+    }
+
+    /// One check (see ``FollowWatch``): a table no longer announced is reported on ``errors``
+    /// with the remedy, once; when it is announced again, everything live is read again.
+    private func checkFollowed() async {
+        let tables = followed.withLock { Array($0.tables) }
+        // A failed check (the server unreachable, a table dropped) says nothing: the next one may.
+        guard let found = try? await FollowedTables.check(tables, source: feed.source, on: database) else { return }
+        let (stopped, resumed) = followed.withLock { $0.checked(found) }
+        for table in stopped {
+            report(.refreshFailed(table: table.name, PostgresError(.invalidStatement,
+                "changes of this table no longer reach this repository, and its live values do not follow them: " + FollowedTables.remedy([table], source: feed.source))))
+        }
+        if resumed {
+            logger.info("changes of a live table reach this repository again; live values re-read")
+            resyncEverything()
+        }
+    }
+}
