@@ -18,6 +18,12 @@ struct IdentityEntry: Sendable {
     /// Every live store of the row, whatever its type.
     var all: [any AnyLiveStore] { stores.compactMap(\.store) }
 
+    /// Calls `body` with each live store of the row (no array made: this runs for every
+    /// announced row).
+    func forEachStore(_ body: (any AnyLiveStore) -> Void) {
+        for entry in stores { if let store = entry.store { body(store) } }
+    }
+
     /// Whether no store of the row is held any more.
     var isEmpty: Bool { !stores.contains { $0.store != nil } }
 

@@ -125,7 +125,7 @@ extension LiveRepository {
                 // The row's own store, and the aggregate rooted at it (if aggregates use the table).
                 for isAggregate in aggregateRoots.contains(change.table) ? [false, true] : [false] {
                     key.isAggregate = isAggregate
-                    for store in stores[key]?.all ?? [] { candidates.append((store, change)) }
+                    stores[key]?.forEachStore { candidates.append(($0, change)) }
                 }
             }
             return candidates
