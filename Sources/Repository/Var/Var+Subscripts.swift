@@ -73,7 +73,8 @@ extension Var {
 
     /// A reference to a property of an optional value, nil while the value is nil. Writes
     /// while the value is nil have nothing to write into and are dropped; so is writing nil
-    /// into a property that is not optional.
+    /// into a property that is not optional. Writing nil into an optional property (this
+    /// reference is then `Var<Part??>`, and `nil` is its outer nil) sets the property to nil.
     public subscript<Wrapped, Part>(keyPath: any WritableKeyPath<Wrapped, Part> & Sendable) -> Var<Part?> where Value == Wrapped? {
         let changed = changeTest(for: Part?.self)
         return projected(keyPath as AnyKeyPath,
@@ -81,10 +82,16 @@ extension Var {
             write: { optional, body in
                 var part = optional?[keyPath: keyPath]
                 body(&part)
-                if let part, optional != nil { optional![keyPath: keyPath] = part }
+                guard optional != nil, let written = part ?? nilValue(of: Part.self) else { return }
+                optional![keyPath: keyPath] = written
             },
             deliver: { update in Self.changedPart(update.map { $0?[keyPath: keyPath] }, changed) })
     }
+}
+
+/// `T`'s nil when `T` is optional (nil itself when it is not).
+private func nilValue<T>(of _: T.Type) -> T? {
+    (T.self as? any ExpressibleByNilLiteral.Type).flatMap { $0.init(nilLiteral: ()) as? T }
 }
 
 /// The id of an `Identifiable` element, as `ID`; nil for another element.

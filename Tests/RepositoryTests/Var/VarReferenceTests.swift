@@ -83,6 +83,28 @@ struct VarReferenceTests {
         #expect(name.value == nil)
     }
 
+    struct Contact: Identifiable, Equatable, Sendable {
+        var id: Int
+        var email: String?
+        var name: String
+    }
+
+    @Test("nil written through an optional value's reference into an optional property clears it; into a property that is not optional, or while the value is nil, it is dropped")
+    func nilIntoOptionalProperty() {
+        let book = Var<IdentifiedArrayOf<Contact>>([Contact(id: 1, email: "a@example.com", name: "Ada")])
+        book[id: 1][\.email].value = nil
+        #expect(book.value[id: 1]?.email == nil && book.value[id: 1]?.name == "Ada")
+        book[id: 1][\.email].value = "b@example.com"
+        #expect(book.value[id: 1]?.email == "b@example.com")
+        book[id: 1][\.name].value = nil
+        #expect(book.value[id: 1]?.name == "Ada", "a name that is not optional stays")
+        let single = Var<Contact?>(Contact(id: 2, email: "c@example.com", name: "Cy"))
+        single[\.email].value = nil
+        #expect(single.value?.email == nil)
+        book[id: 9][\.email].value = "nobody@example.com"
+        #expect(book.value.count == 1, "no element 9 to write into")
+    }
+
     @Test("update is an atomic read-modify-write: 8 threads x 10,000 increments lose none")
     func concurrentUpdates() {
         let counter = Var(0)
