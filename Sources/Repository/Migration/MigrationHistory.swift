@@ -23,9 +23,14 @@ struct MigrationHistory {
 
     var quotedTable: String { SQLIdentifier.quoted(qualified: table) }
 
-    /// The advisory lock's two keys: "migr", and a stable number for the table's name.
-    private var lockKeys: (Int32, Int32) {
-        let digest = SHA256.hex(table.utf8)
+    /// The advisory lock's two keys: "migr", and a stable number for the table — named with its
+    /// schema as the server resolves it, so that `hs` and `public.hs` take one lock.
+    private func lockKeys() async throws -> (Int32, Int32) {
+        let resolved = try await connection.query("""
+            SELECT CASE WHEN cardinality(p) = 1 THEN coalesce(current_schema(), '') || '.' || p[1] ELSE array_to_string(p, '.') END
+            FROM parse_ident($1) AS p
+            """, [quotedTable])[0].decode(String.self, at: 0)
+        let digest = SHA256.hex(resolved.utf8)
         return (0x6D69_6772, Int32(UInt32(digest.prefix(8), radix: 16)! & 0x7FFF_FFFF))
     }
 
@@ -91,9 +96,10 @@ struct MigrationHistory {
         try await connection.query("DELETE FROM \(quotedTable) WHERE version = $1", [version])
     }
 
-    /// Takes the session lock that serializes migration runs, waiting up to `timeout`.
-    func lock(timeout: Duration) async throws {
-        let (classKey, objectKey) = lockKeys
+    /// Takes the session lock that serializes migration runs, waiting up to `timeout`; returns
+    /// its keys, for ``unlock(_:)`` (a migration may change the `search_path` meanwhile).
+    func lock(timeout: Duration) async throws -> (Int32, Int32) {
+        let (classKey, objectKey) = try await lockKeys()
         let deadline = ContinuousClock.now + timeout
         while try await !connection.query("SELECT pg_try_advisory_lock($1::int, $2::int)", [classKey, objectKey])[0].decode(Bool.self, at: 0) {
             guard ContinuousClock.now < deadline else {
@@ -107,10 +113,11 @@ struct MigrationHistory {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
+        return (classKey, objectKey)
     }
 
-    func unlock() async throws {
-        let (classKey, objectKey) = lockKeys
+    func unlock(_ keys: (Int32, Int32)) async throws {
+        let (classKey, objectKey) = keys
         try await connection.query("SELECT pg_advisory_unlock($1::int, $2::int)", [classKey, objectKey])
     }
 }

@@ -63,14 +63,14 @@ public struct Migrator: Sendable {
     func locked<T>(_ database: Database, _ body: (MigrationHistory) async throws -> T) async throws -> T {
         try await database.withConnection { connection in
             let history = MigrationHistory(table: historyTable, connection: connection)
-            try await history.lock(timeout: lockTimeout)
+            let lock = try await history.lock(timeout: lockTimeout)
             do {
                 let result = try await body(history)
-                try await history.unlock()
+                try await history.unlock(lock)
                 return result
             } catch {
                 // If the connection broke, the server released the lock with the session.
-                try? await history.unlock()
+                try? await history.unlock(lock)
                 throw error
             }
         }

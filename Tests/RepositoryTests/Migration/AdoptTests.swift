@@ -148,10 +148,10 @@ struct AdoptTests {
         migrator.lockTimeout = .milliseconds(300)
         try await database.withConnection { connection in
             let history = MigrationHistory(table: migrator.historyTable, connection: connection)
-            try await history.lock(timeout: .seconds(5))
+            let lock = try await history.lock(timeout: .seconds(5))
             let error = await #expect(throws: MigrationError.self) { try await migrator.adopt(database) }
             #expect(error?.kind == .lockTimeout)
-            try await history.unlock()
+            try await history.unlock(lock)
         }
         #expect(try await migrator.adopt(database).versions == project.applied)
     }

@@ -120,20 +120,21 @@ struct MigratorTests {
         otherDatabase.close()
     }
 
-    @Test("a run that cannot get the lock in time says who holds it")
-    func lockTimeout() async throws {
+    @Test("a run that cannot get the lock in time says who holds it; the lock is the table's however it is spelled (hs, public.hs)",
+          arguments: [nil, "public.schema_migrations", "\"public\".schema_migrations"])
+    func lockTimeout(heldAs spelling: String?) async throws {
         let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nSELECT 1;"])
         defer { directory.remove() }
         var impatient = try directory.migrator()
         impatient.lockTimeout = .milliseconds(300)
         // Another run's lock, held for as long as the test needs (no race with a sleep).
         try await database.withConnection { connection in
-            let history = MigrationHistory(table: impatient.historyTable, connection: connection)
-            try await history.lock(timeout: .seconds(5))
+            let history = MigrationHistory(table: spelling ?? impatient.historyTable, connection: connection)
+            let lock = try await history.lock(timeout: .seconds(5))
             let error = await #expect(throws: MigrationError.self) { try await impatient.migrate(database) }
             #expect(error?.kind == .lockTimeout)
             #expect(error?.message.contains("server process") == true)
-            try await history.unlock()
+            try await history.unlock(lock)
         }
         #expect(try await impatient.migrate(database).count == 1)
     }
