@@ -10,8 +10,18 @@ extension Migrator {
     public static func createFile(named name: String, in directory: String, now: Date = Date()) throws -> String {
         let slug = name.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
         guard slug.contains(where: { $0 != "_" }) else { throw MigrationError(.invalidRequest, "a migration needs a name with letters or digits") }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let existing = try FileManager.default.contentsOfDirectory(atPath: directory).compactMap { file in
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw MigrationError(.invalidRequest, "\(TerminalText.escaped(directory, limit: 300)) is a file, not a directory of migrations")
+        }
+        let listed: [String]
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            listed = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw MigrationError(.invalidRequest, "\(TerminalText.escaped(directory, limit: 300)) cannot hold migrations: \(FileProblem.reason(error))")
+        }
+        let existing = listed.compactMap { file in
             Migration.isSQLFile(file) ? (try? MigrationFileName(file)).map { (file, $0) } : nil
         }
         var layout = existing.first?.1.layout ?? .dbmate
@@ -47,7 +57,13 @@ extension Migrator {
         if let taken = paths.first(where: FileManager.default.fileExists(atPath:)) {
             throw MigrationError(.invalidRequest, "\(taken) already exists")
         }
-        for (path, file) in zip(paths, files) { try file.contents.write(toFile: path, atomically: true, encoding: .utf8) }
+        for (path, file) in zip(paths, files) {
+            do {
+                try file.contents.write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                throw MigrationError(.invalidRequest, "\(TerminalText.escaped(path, limit: 300)) cannot be written: \(FileProblem.reason(error))")
+            }
+        }
         return paths[0]
     }
 }

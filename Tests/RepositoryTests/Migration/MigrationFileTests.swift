@@ -42,6 +42,19 @@ struct MigrationFileTests {
         }
     }
 
+    @Test("a new file that cannot be made says why in one line: a file where the directory should be, a name too long for the file system, a directory that cannot be written")
+    func newFileProblems() throws {
+        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nSELECT 1;"])
+        defer { directory.remove() }
+        let inTheWay = directory.path + "/0001_a.sql"
+        let notDirectory = #expect(throws: MigrationError.self) { try Migrator.createFile(named: "b", in: inTheWay) }
+        #expect(notDirectory?.message == "\(inTheWay) is a file, not a directory of migrations")
+        let tooLong = #expect(throws: MigrationError.self) { try Migrator.createFile(named: String(repeating: "x", count: 300), in: directory.path) }
+        #expect(tooLong.map { $0.message.contains("cannot be written: ") && !$0.message.contains("NSCocoaErrorDomain") } == true, "\(String(describing: tooLong))")
+        let beneathFile = #expect(throws: MigrationError.self) { try Migrator.createFile(named: "b", in: inTheWay + "/sub") }
+        #expect(beneathFile.map { !$0.message.contains("NSCocoaErrorDomain") && !$0.message.contains("\n") } == true, "\(String(describing: beneathFile))")
+    }
+
     @Test("new files continue the directory's numbering or timestamp style")
     func newFiles() throws {
         let directory = try MigrationDirectory()
