@@ -2,18 +2,21 @@ import Foundation
 
 /// Finds passwords wherever they can enter a program — a URL's user-info (any encoding,
 /// malformed or not), `password=` in a URL's query or a conninfo string, `PGPASSWORD`,
-/// command-line arguments — and removes them from text that is shown: the password as given,
-/// percent-decoded, and every piece of it between the delimiters URL and conninfo parsing split
-/// on, since a parser's complaint ("invalid integer value "Pwx" for connection option "port"")
-/// may quote just a piece.
+/// command-line arguments — and removes them from text that is shown: the password as given and
+/// percent-decoded, wherever they appear, and every piece of it between the delimiters URL and
+/// conninfo parsing split on, since a parser's complaint ("invalid integer value "Pwx" for
+/// connection option "port"") may quote just a piece — a piece where it stands apart from
+/// letters and digits, so that a password holding `ss` leaves `sslmode` whole.
 ///
 /// ```swift
 /// let redactor = SecretRedactor(scanning: CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
 /// print(redactor.redact(error.localizedDescription))
 /// ```
 public struct SecretRedactor: Sendable {
-    /// What to remove, longest first (so that a piece never hides part of the whole).
+    /// What to remove wherever it appears, longest first (so that a part never hides the rest).
     private var secrets: [String] = []
+    /// Pieces of them, removed where they stand apart from letters and digits; longest first.
+    private var pieces: [String] = []
 
     /// A redactor that removes nothing yet.
     public init() {}
@@ -37,17 +40,43 @@ public struct SecretRedactor: Sendable {
         guard !secret.isEmpty else { return }
         var found: Set<String> = [secret]
         if let decoded = secret.removingPercentEncoding { found.insert(decoded) }
-        for variant in Array(found) {
+        var parts: Set<String> = []
+        for variant in found {
             for piece in variant.split(whereSeparator: { "@:/?#&=;, '\"".contains($0) }) where piece.count >= 2 {
-                found.insert(String(piece))
+                parts.insert(String(piece))
             }
         }
-        secrets = Set(secrets).union(found).sorted { $0.count > $1.count || ($0.count == $1.count && $0 < $1) }
+        secrets = Self.longestFirst(Set(secrets).union(found))
+        pieces = Self.longestFirst(Set(pieces).union(parts.subtracting(secrets)))
     }
 
     /// `text` with every known secret replaced by `***`.
     public func redact(_ text: String) -> String {
-        secrets.reduce(text) { text, secret in text.replacingOccurrences(of: secret, with: "***") }
+        let whole = secrets.reduce(text) { text, secret in text.replacingOccurrences(of: secret, with: "***") }
+        return pieces.reduce(whole) { text, piece in Self.replacingStandalone(piece, in: text) }
+    }
+
+    private static func longestFirst(_ texts: Set<String>) -> [String] {
+        texts.sorted { $0.count > $1.count || ($0.count == $1.count && $0 < $1) }
+    }
+
+    /// `text` with `piece` replaced by `***` where no letter or digit touches it.
+    private static func replacingStandalone(_ piece: String, in text: String) -> String {
+        func touches(_ character: Character) -> Bool { character.isLetter || character.isNumber }
+        var output = ""
+        var copied = text.startIndex
+        var searchFrom = text.startIndex
+        while let found = text.range(of: piece, range: searchFrom..<text.endIndex) {
+            let apart = (found.lowerBound == text.startIndex || !touches(text[text.index(before: found.lowerBound)]))
+                && (found.upperBound == text.endIndex || !touches(text[found.upperBound]))
+            guard apart else {
+                searchFrom = text.index(after: found.lowerBound)
+                continue
+            }
+            output += text[copied..<found.lowerBound] + "***"
+            (copied, searchFrom) = (found.upperBound, found.upperBound)
+        }
+        return output + text[copied...]
     }
 
     /// The password parts of a URL's user-info, found without a URL parser so that malformed

@@ -86,6 +86,18 @@ struct SecretLeakTests {
         }
     }
 
+    @Test("a password's pieces are removed where they stand apart, not from inside words: a wrong password's error stays readable")
+    func readableRedaction() {
+        var redactor = SecretRedactor()
+        redactor.scan("postgres://app:S3cr3t-P@ss@host/db")
+        #expect(redactor.redact("sslmode=require; server process 2722; AddressBookKit; S3cr3t-P@ss; port \"ss\"; S3cr3t-P")
+                == "sslmode=require; server process 2722; AddressBookKit; ***; port \"***\"; ***")
+        var words = SecretRedactor()
+        words.scan("host=h password='correct horse battery staple' dbname=d")
+        #expect(words.redact("password authentication failed for user \"app\"") == "password authentication failed for user \"app\"")
+        #expect(words.redact("invalid value \"horse\" for option; correct horse battery staple") == "invalid value \"***\" for option; ***")
+    }
+
     @Test("PGPASSWORD never reaches the output either")
     func environmentPassword() async throws {
         let output = try await Self.run("migrate", ["status", "--database-url", "host=127.0.0.1 port=1 user=app"], environment: ["PGPASSWORD": "S3kr1tPwx9"])
