@@ -43,7 +43,7 @@ struct MigrateCommand: AsyncParsableCommand {
             if code == .success {
                 StandardOutput.line(fullMessage(for: error))  // --help, --version
             } else if code.rawValue != 3 {
-                StandardOutput.line("migrate: \(TerminalText.escaped(redactor.redact(oneLine(error))))", to: STDERR_FILENO)
+                StandardOutput.line("migrate: \(TerminalText.escaped(redactor.redact(oneLine(error)), limit: 2_000))", to: STDERR_FILENO)
             }
             Foundation.exit(code.rawValue)
         }

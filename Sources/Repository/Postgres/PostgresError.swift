@@ -97,11 +97,13 @@ extension PostgresError: CustomStringConvertible {
     /// One line for logs: kind, SQLSTATE, message, detail and hint, plus where a syntax error is.
     /// Control characters the server's text holds (a table name with a newline, quoted back in
     /// its message) are escaped; the statement's line breaks and indentation read as one space.
+    /// The message, detail and hint are cut at 400 characters each (a long `RAISE` text), so
+    /// that the SQLSTATE and the statement still follow within a line of 1,500 or so.
     public var description: String {
-        let message = TerminalText.needsEscaping(self.message) ? TerminalText.escaped(self.message, limit: 2_000) : self.message
+        let message = TerminalText.escaped(self.message, limit: 400)
         var text = sqlState.map { "\(message) (SQLSTATE \($0))" } ?? message
-        if let detail { text += " — \(TerminalText.escaped(detail, limit: 2_000))" }
-        if let hint { text += " Hint: \(TerminalText.escaped(hint, limit: 2_000))" }
+        if let detail { text += " — \(TerminalText.escaped(detail, limit: 400))" }
+        if let hint { text += " Hint: \(TerminalText.escaped(hint, limit: 400))" }
         if let statement {
             let excerpt = statement.count > 200 ? String(statement.prefix(200)) + "…" : statement
             let line = TerminalText.escaped(excerpt.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " "), limit: 2_000)

@@ -7,9 +7,11 @@ import Testing
 /// escaped; floods stay quiet; odd identifiers and conditions are handled.
 @Suite("Hostile text")
 struct HostileTextTests {
-    @Test("control characters are escaped and long text is capped")
+    @Test("control characters and bidirectional overrides are escaped, and long text is capped")
     func escaping() {
         #expect(TerminalText.escaped("\u{1B}]0;pwned\u{07}ok") == "\\u{1b}]0;pwned\\u{7}ok")
+        #expect(TerminalText.escaped("abc\u{202E}fed\u{2066}x\u{200F}") == "abc\\u{202e}fed\\u{2066}x\\u{200f}")
+        #expect(TerminalText.escaped("שלום مرحبا") == "שלום مرحبا", "right-to-left text itself is shown as it is")
         #expect(TerminalText.escaped("a\r\nb\u{9B}c") == "a\\u{d}\\u{a}b\\u{9b}c")
         #expect(TerminalText.escaped(String(repeating: "x", count: 10), limit: 4) == "xxxx…")
         #expect(TerminalText.escaped("Ada Lovelace é 🚢") == "Ada Lovelace é 🚢")
@@ -196,6 +198,22 @@ struct HostileTextTests {
         }
         _ = try await repository.readAll(Contact.self, where: "name = 'select' OR name = 'table' OR name = $1", parameters: ["Ada"])
         repository.close()
+    }
+
+    @Test("migrate: a failing migration's long RAISE message still leaves its SQLSTATE and statement on its one line")
+    func longServerMessage() async throws {
+        let database = try await TestServer.makeDatabase()
+        defer { database.close() }
+        let url = try await TestServer.connectionString(database: database.name())
+        let directory = try MigrationDirectory(["0001_fails.sql": "-- migrate:up\nDO $$ BEGIN RAISE EXCEPTION '%', repeat('x', 1000); END $$;\n"])
+        defer { directory.remove() }
+        let migrate = URL(fileURLWithPath: DemoProcess.executable).deletingLastPathComponent().appendingPathComponent("migrate").path
+        let child = try ChildProcess(migrate, ["up", "--dir", directory.path, "--database-url", url], environment: ProcessInfo.processInfo.environment)
+        let completion = await child.completion()
+        let errors = String(decoding: completion.errors, as: UTF8.self)
+        #expect(completion.status != 0)
+        #expect(errors.split(separator: "\n").count == 1, "\(errors)")
+        #expect(errors.contains("(SQLSTATE P0001)") && errors.contains("RAISE EXCEPTION"), "\(errors)")
     }
 
     @Test("an argument that is not valid UTF-8 is refused, not stored as U+FFFD")
