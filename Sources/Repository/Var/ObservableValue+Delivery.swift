@@ -22,7 +22,8 @@ extension ObservableValue where Value: Sendable {
     }
 
     /// The current value, then each new one, as an async sequence. Ends when the consuming
-    /// task is cancelled or stops iterating.
+    /// task is cancelled or stops iterating. Every value waits for the consumer: one slower
+    /// than the writers falls behind, and the values waiting take memory until it catches up.
     public var values: AsyncStream<Value> {
         AsyncStream { continuation in
             let subscription = observe(initial: true) { continuation.yield($0.new) }
@@ -30,7 +31,8 @@ extension ObservableValue where Value: Sendable {
         }
     }
 
-    /// Every later update, as an async sequence.
+    /// Every later update, as an async sequence. Every update waits for the consumer, as with
+    /// ``values``.
     public var updates: AsyncStream<Update<Value>> {
         AsyncStream { continuation in
             let subscription = observe { continuation.yield($0) }
