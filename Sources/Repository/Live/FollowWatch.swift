@@ -9,8 +9,10 @@ struct FollowWatch {
     private(set) var tables: Set<String> = []
     /// Those found not announced at the last check, as announcements name them.
     private var silent: Set<String> = []
-    /// Whether the checking task runs.
+    /// Whether the checking task was started.
     private(set) var isRunning = false
+    /// The checking task, cancelled when the repository closes.
+    var task: Task<Void, Never>?
 
     /// Adds `table` to those checked; true when the checking task must start.
     mutating func watch(_ table: String) -> Bool {
@@ -41,7 +43,7 @@ extension LiveRepository {
                 await checkFollowed()
             }
         }
-        watching.withLock { $0 = task }
+        followed.withLock { $0.task = task }
     }
 
     /// One check (see ``FollowWatch``): a table no longer announced is reported on ``errors``

@@ -82,10 +82,9 @@ public final class LiveRepository: Sendable {
     let isShuttingDown = Locked(false)
     /// Each record type's table, resolved once.
     let tables = Locked<[ObjectIdentifier: any Sendable]>([:])
-    /// The tables held live, checked now and then for still being followed (see ``FollowWatch``),
-    /// and the task that checks them.
+    /// The tables held live, checked now and then for still being followed (see ``FollowWatch``).
+    /// A leaf lock: nothing else is taken while it is held.
     let followed = Locked(FollowWatch())
-    let watching = Locked<Task<Void, Never>?>(nil)
 
     /// Entries in the identity map, live or awaiting pruning (for tests).
     var identityMapCount: Int { stores.withLock { $0.count } }
@@ -174,7 +173,7 @@ public final class LiveRepository: Sendable {
     public func close() {
         feed.stop()
         listener.withLock { $0?.cancel() }
-        watching.withLock { $0?.cancel() }
+        followed.withLock { $0.task }?.cancel()
     }
 
     /// A live handle onto the row of `R` whose id is `id`.
