@@ -50,8 +50,18 @@ extension LiveRepository {
     /// with the remedy, once; when it is announced again, everything live is read again.
     private func checkFollowed() async {
         let tables = followed.withLock { Array($0.tables) }
-        // A failed check (the server unreachable, a table dropped) says nothing: the next one may.
-        guard let found = try? await FollowedTables.check(tables, source: feed.source, on: database) else { return }
+        var found: [(name: String, gap: FollowedTables.Gap?)] = []
+        if let all = try? await FollowedTables.check(tables, source: feed.source, on: database) {
+            found = all
+        } else {
+            // A table dropped since fails the check of all: each on its own then. A check that
+            // still fails (the server unreachable) says nothing; the next one may.
+            for table in tables {
+                guard let one = try? await FollowedTables.check([table], source: feed.source, on: database) else { continue }
+                found += one
+            }
+            guard !found.isEmpty else { return }
+        }
         let (stopped, resumed) = followed.withLock { $0.checked(found) }
         for table in stopped {
             report(.refreshFailed(table: table.name, PostgresError(.invalidStatement,

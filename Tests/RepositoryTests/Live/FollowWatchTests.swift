@@ -25,6 +25,12 @@ struct FollowWatchTests {
         #expect(outcome.stopped.isEmpty && outcome.resumed)
     }
 
+    struct Gone: Record, Equatable {
+        static let tableName = "gone"
+        var id: Int64
+        var title: String
+    }
+
     struct Doc: Record, Equatable {
         static let tableName = "docs"
         var id: Int64
@@ -61,5 +67,14 @@ struct FollowWatchTests {
         try await psql("UPDATE docs SET title = 'followed again'", database: database)
         #expect(try await eventually { doc.value.title == "followed again" })
         #expect(errors.errors.all.filter { $0.contains("no longer reach") }.count == 1, "\(errors.errors.all)")
+
+        // Another table held live is dropped: the rest are still checked.
+        try await database.query("CREATE TABLE gone (id bigint PRIMARY KEY, title text NOT NULL)")
+        try await database.query("INSERT INTO gone VALUES (1, 'x')")
+        if source == .notifications { try await LiveSchema.enable("gone", on: database) } else { try await LiveSchema.publish("gone", on: database) }
+        _ = try await repository.read(Gone.self, id: 1)
+        try await psql("DROP TABLE gone", database: database)
+        try await stop()
+        #expect(try await eventually { errors.errors.all.filter { $0.contains("no longer reach") }.count == 2 }, "\(errors.errors.all)")
     }
 }
