@@ -2,8 +2,8 @@
 /// announcements: re-reading the announced rows there costs no thread hop at all.
 protocol ChangeFeedReader: AnyObject, Sendable {
     /// Re-reads what `changes` made stale, running statements with `query` — valid only
-    /// during this call, on the feed's thread.
-    func refresh(_ changes: [Change], using query: FeedQuery)
+    /// during this call, on the feed's thread — once `visibility` is ensured (see ``ChangeVisibility``).
+    func refresh(_ changes: [Change], using query: FeedQuery, visibility: ChangeVisibility)
 }
 
 /// The feed's reader, held weakly so the feed never keeps its consumer alive.

@@ -21,8 +21,9 @@ protocol FeedSession: AnyObject {
 
 /// Where a session hands what it received.
 struct FeedOutput {
-    /// Changes, with the connection the reader may re-read them on during this call.
-    let changes: ([Change], FeedQuery) -> Void
+    /// Changes, with the connection the reader may re-read them on during this call, and
+    /// when their transactions are visible to reads.
+    let changes: ([Change], FeedQuery, ChangeVisibility) -> Void
     /// A notification that announced nothing valid.
     let ignored: (_ payload: String, _ reason: String) -> Void
 }

@@ -48,9 +48,10 @@ final class ListenSession: FeedSession {
             guard !batch.isEmpty else { return true }
             for (payload, reason) in batch.ignored { output.ignored(payload, reason) }
             guard !batch.changes.isEmpty else { continue }
-            output.changes(batch.changes) { [connection, statementDeadline] sql, values in
+            // Notifications come once their transactions committed: visible already.
+            output.changes(batch.changes, { [connection, statementDeadline] sql, values in
                 try connection.query(sql, values, deadline: statementDeadline)
-            }
+            }, .visible)
             if !connection.isHealthy { return false }
         }
     }

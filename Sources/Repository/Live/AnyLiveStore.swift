@@ -84,7 +84,7 @@ extension LiveStore: AnyLiveStore {
     /// One numbered read of `stores` (all of this type), applied.
     private static func refresh(_ stores: [LiveStore<Table>]) async throws {
         guard let first = stores.first else { return }
-        let number = first.sequenceNumber()
+        let number = await first.readNumber()
         let rows = try await first.table.read(stores.map { $0.id })
         first.countReread(rows.count)
         try apply(rows, to: stores, sequence: number)

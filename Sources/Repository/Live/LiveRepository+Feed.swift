@@ -209,7 +209,25 @@ extension LiveRepository: ChangeFeedReader {
     static let staleScanPart = 1000
 
     /// Re-reads the announced rows that live handles hold, on the feed's thread and connection.
-    func refresh(_ changes: [Change], using query: FeedQuery) {
+    /// Rows the changes carry that live records take are applied at once; reads — here, and on
+    /// the pool, which includes the rows live record queries place — start only once the changes
+    /// are visible to them: held until then, so that a read numbered after a row the stream
+    /// carried has seen it (see ``ChangeVisibility``).
+    func refresh(_ changes: [Change], using feedQuery: FeedQuery, visibility: ChangeVisibility) {
+        var holdsReads = visibility.isPending
+        if holdsReads { sequence.holdReads() }
+        /// Waits until the changes are visible (once), and lets the held reads start.
+        func becomeVisible() {
+            guard holdsReads else { return }
+            holdsReads = false
+            visibility.ensure()
+            sequence.releaseReads()
+        }
+        defer { becomeVisible() }
+        func query(_ sql: String, _ values: [SQLValue]) throws -> QueryResult {
+            becomeVisible()
+            return try visibility.run(sql, values, with: feedQuery)
+        }
         metrics.notifications.increment(by: changes.count)
         defer {
             // From the statement to its changes applied here.
@@ -237,12 +255,16 @@ extension LiveRepository: ChangeFeedReader {
             let found = staleStores(for: Array(part))
             stale += givenByQueries.isEmpty ? found : found.filter { store in store.storeKey.isAggregate || !givenByQueries.contains { $0.contains(store) } }
             if stale.count > Self.feedThreadRefreshLimit {
+                becomeVisible()  // the pool reads them at once
                 scheduleRefresh(stale)
                 (stale, handedOver) = ([], true)
             }
         }
         stale += staleAggregates(forChildChanges: changes, using: query)
-        guard !handedOver, stale.count <= Self.feedThreadRefreshLimit else { return scheduleRefresh(stale) }
+        guard !handedOver, stale.count <= Self.feedThreadRefreshLimit else {
+            becomeVisible()
+            return scheduleRefresh(stale)
+        }
         for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
             do {
                 try group[0].refresh(group, using: query)

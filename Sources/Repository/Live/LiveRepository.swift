@@ -218,7 +218,7 @@ public final class LiveRepository: Sendable {
             if store.state == .deleted { missing.append(index) }
         }
         guard !missing.isEmpty else { return found.compactMap { $0 } }
-        let number = number ?? sequence.next()
+        let number = if let number { number } else { await sequence.nextRead() }
         let rows = try await (read ?? table.read)(missing.map { ids[$0] })
         let byID = try DistinctKeys.byID(rows, table: table.qualifiedName)
         var fresh: [LiveStore<Table>] = []

@@ -81,7 +81,7 @@ extension LiveRepository {
     func recordQuerySource<R: Record & Equatable>(_ table: RecordTable<R>, _ predicate: QueryPredicate) -> QuerySource<R> where R.ID: Comparable {
         QuerySource(table: table.qualifiedName, key: table.key) { [weak self] ids in
             guard let self else { throw CancellationError() }
-            let number = sequence.next()
+            let number = await sequence.nextRead()
             var rows: [R.ID: Committed<RecordContent<R>>] = [:]
             var matchingIDs: [R.ID] = [], notMatchingIDs: [R.ID] = []
             for (sql, values) in try predicate.selectRows(from: table.quoted, key: table.key, among: ids) {

@@ -57,9 +57,11 @@ extension LiveRepository {
         try await waitUntilListening()
         let values = parameters.map(\.sqlValue)
         let followed = try await tablesFollowed(by: sql, values, naming: tables)
-        let number = sequence.next()
+        let number = await sequence.nextRead()
         let initial = try decode(await database.query(sql, values))
-        let select = LiveSelect(tables: followed, initial: initial, report: report) { [database, reads] in
+        let select = LiveSelect(tables: followed, initial: initial, report: report) { [database, reads, sequence] in
+            // Run again on a change: once the change is visible to it (see ``ReadSequence/holdReads()``).
+            await sequence.readsMayStart()
             let result = try await database.query(sql, values)
             reads.withLock { $0.queries += 1; $0.rows += result.count }
             return try decode(result)

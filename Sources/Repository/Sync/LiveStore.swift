@@ -193,8 +193,11 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         if effects.reread { Task { await reread() } }
     }
 
-    /// Numbers a read about to start.
+    /// Numbers a read about to start on the change feed's thread (see ``ReadSequence/next()``).
     func sequenceNumber() -> UInt64 { sequence.next() }
+
+    /// Numbers a read about to start anywhere else (see ``ReadSequence/nextRead()``).
+    func readNumber() async -> UInt64 { await sequence.nextRead() }
 
     /// Counts rows re-read for metrics.
     func countReread(_ rows: Int) { metrics.rowsReread.increment(by: rows) }
@@ -237,7 +240,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     }
 
     private func reread() async {
-        let number = sequence.next()
+        let number = await sequence.nextRead()
         do {
             let row = try await table.read([id]).first?.committed
             applyRead(row, sequence: number)
@@ -267,7 +270,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
             case .unchanged:
                 transition { $0.writeCommitted() }
             case .committed:
-                let number = sequence.next()
+                let number = await sequence.nextRead()
                 do {
                     let row = try await table.read([id]).first?.committed
                     transition { $0.writeSucceeded(row, sequence: number, isWriteResult: false) }
@@ -277,7 +280,7 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
                     Task { await reread() }
                 }
             case .conflict:
-                let number = sequence.next()
+                let number = await sequence.nextRead()
                 do {
                     let row = try await table.read([id]).first?.committed
                     transition { $0.writeConflicted(theirs: row, sequence: number) }

@@ -12,6 +12,10 @@ public protocol ObservableValue<Value>: AnyObject {
     /// Calls `handler` with every later update, synchronously on the changing thread and in
     /// order; with `initial`, first with the current value (``Update/isInitial``). The
     /// observation lasts until the returned subscription is cancelled or released.
+    ///
+    /// For a live value, the changing thread may be the change feed's: a handler must not block
+    /// it waiting for the repository's work (start a task instead) — under logical replication
+    /// the repository's reads wait for that thread.
     func observe(initial: Bool, _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription
 }
 

@@ -127,18 +127,16 @@ final class ReplicationSession: FeedSession {
         }
     }
 
-    /// Hands the committed changes on — once their transactions are visible to the reads they
-    /// prompt — then confirms the position after them.
+    /// Hands the committed changes on — their rows at once, reads once their transactions are
+    /// visible (see ``ChangeVisibility``) — then confirms the position after them.
     private func handOn(_ output: FeedOutput) -> Bool {
         guard let (changes, transactions, through) = state.take() else { return true }
-        do {
-            try waitUntilVisible(transactions)
-        } catch {
-            return false
-        }
-        output.changes(changes) { [queries, statementDeadline] sql, values in
+        let visibility = ChangeVisibility { [self] in try waitUntilVisible(transactions) }
+        output.changes(changes, { [queries, statementDeadline] sql, values in
             try queries.query(sql, values, deadline: statementDeadline)
-        }
+        }, visibility)
+        // Not confirmed unless visible: after a failure, the next session streams them again.
+        guard visibility.ensure() else { return false }
         slot.confirmed = max(slot.confirmed, through)
         return sendStatus()
     }

@@ -8,7 +8,7 @@ extension RecordQueryRouter {
     /// row), those whose rows can be used as they are are not read.
     func route(_ keys: [R.ID], streamed: [R.ID: Change] = [:]) async throws {
         guard let repository else { return }
-        let number = repository.sequence.next()
+        let number = await repository.sequence.nextRead()
         var rows: [R.ID: Committed<RecordContent<R>>] = [:]
         var reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])] = [:]
         var mustRunWhole: Set<ObjectIdentifier> = []

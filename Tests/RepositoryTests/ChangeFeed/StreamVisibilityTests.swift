@@ -1,0 +1,110 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// Rows from the replication stream are applied before their commits are known visible to new
+/// snapshots (no round trip before observers hear of them); reads wait for that instead.
+@Suite("Stream visibility")
+struct StreamVisibilityTests {
+    struct Note: Record, Equatable {
+        static let tableName = "notes"
+        var id: Int64
+        var body: String
+        var n: Int64
+    }
+
+    @Test("a read held while the feed applies rows gets a number after every row's, once released; reads not held are numbered at once")
+    func heldReads() async throws {
+        let sequence = ReadSequence()
+        let before = await sequence.nextRead()
+        sequence.holdReads()
+        let held = Task { await sequence.nextRead() }
+        #expect(try await eventually { sequence.waitingReads == 1 }, "the read did not wait")
+        // The held read has no number yet: rows drawn now are numbered before it.
+        var streamed: [UInt64] = []
+        for _ in 0..<100 { streamed.append(sequence.next()) }
+        sequence.holdReads()  // a second hold: releasing one is not enough
+        sequence.releaseReads()
+        streamed.append(sequence.next())
+        #expect(sequence.waitingReads == 1, "one of two holds released the read")
+        sequence.releaseReads()
+        let number = await held.value
+        #expect(before < streamed[0])
+        #expect(streamed.allSatisfy { $0 < number }, "the held read got \(number), a streamed row \(streamed.max()!)")
+        let after = await sequence.nextRead()
+        #expect(after > number)
+    }
+
+    /// A database of its own with a published `notes` table.
+    func publishedNotes() async throws -> (Database, ConnectionConfiguration) {
+        var configuration = try await TestServer.makeDatabaseConfiguration(replication: true)
+        configuration.applicationName = "visibility-\(UInt32.random(in: 0...UInt32.max))"
+        let database = Database(configuration)
+        try await database.withConnection { connection in
+            try await connection.execute(script: """
+                CREATE TABLE notes (id bigint PRIMARY KEY, body text NOT NULL, n bigint NOT NULL DEFAULT 0);
+                INSERT INTO notes (id, body) VALUES (1, 'one'), (2, 'two');
+                """)
+        }
+        try await LiveSchema.publish("notes", on: database)
+        return (database, configuration)
+    }
+
+    @Test("a live query started the moment a streamed update is observed reads that update, 200 times in a row: the handle never falls back to the row before")
+    func readAfterStreamedRow() async throws {
+        let (database, configuration) = try await publishedNotes()
+        defer { database.close() }
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let one = try await repository.read(Note.self, id: 1)
+        // What each query started on hearing value n showed for row 1, by n.
+        let seen = Locked<[Int64: Int64]>([:])
+        let failures = Locked<[String]>([])
+        let subscription = one.observe { update in
+            let n = update.new.n
+            guard n > 0 else { return }
+            Task {
+                do {
+                    let all = try await repository.readAll(Note.self, orderBy: [.ascending(\.id)])
+                    seen.withLock { $0[n] = all.value.first { $0.id == 1 }?.n }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        defer { subscription.cancel() }
+        let writer = Database(configuration, maximumConnections: 1)
+        defer { writer.close() }
+        for value: Int64 in 1...200 {
+            try await writer.query("UPDATE notes SET n = $1 WHERE id = 1", [value])
+            let done = try await eventually { seen.withLock { $0[value] } != nil || !failures.withLock { $0.isEmpty } }
+            #expect(done && failures.withLock { $0.isEmpty }, "update \(value): \(failures.withLock { $0 })")
+            #expect(seen.withLock { $0[value] } == value, "the query started on hearing \(value) read \(String(describing: seen.withLock { $0[value] }))")
+            #expect(one.value.n == value, "after a query started on hearing \(value), the handle holds \(one.value.n)")
+            if one.value.n != value || seen.withLock({ $0[value] }) != value { return }
+        }
+    }
+}
+
+extension StreamVisibilityTests {
+    struct Total: Decodable, Equatable, Sendable {
+        var total: Int64
+    }
+
+    @Test("a live SQL query follows 200 streamed updates in a row: each re-run starts once the update is visible, so none ends on the value before")
+    func liveSelectAfterStreamedRow() async throws {
+        let (database, configuration) = try await publishedNotes()
+        defer { database.close() }
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let totals = try await repository.readAll(Total.self, sql: "SELECT sum(n)::bigint AS total FROM notes")
+        let writer = Database(configuration, maximumConnections: 1)
+        defer { writer.close() }
+        for value: Int64 in 1...200 {
+            try await writer.query("UPDATE notes SET n = $1 WHERE id = 1", [value])
+            let arrived = try await eventually { totals.value.first?.total == value }
+            #expect(arrived, "update \(value): the live query shows \(String(describing: totals.value.first))")
+            if !arrived { return }
+        }
+    }
+}
