@@ -254,8 +254,11 @@ extension LiveRepository: ChangeFeedReader {
             let part = changes[start..<min(start + Self.staleScanPart, changes.count)]
             let found = staleStores(for: Array(part))
             stale += givenByQueries.isEmpty ? found : found.filter { store in store.storeKey.isAggregate || !givenByQueries.contains { $0.contains(store) } }
+            // Reads are held only while the first part is applied: released once the batch's
+            // commits are visible, they run beside the rest of it, as reads always could (a
+            // streamed row is taken only onto the version the stream delivered last).
+            if stale.count > Self.feedThreadRefreshLimit || start + Self.staleScanPart < changes.count { becomeVisible() }
             if stale.count > Self.feedThreadRefreshLimit {
-                becomeVisible()  // the pool reads them at once
                 scheduleRefresh(stale)
                 (stale, handedOver) = ([], true)
             }
