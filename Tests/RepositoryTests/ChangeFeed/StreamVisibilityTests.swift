@@ -108,3 +108,39 @@ extension StreamVisibilityTests {
         }
     }
 }
+
+extension StreamVisibilityTests {
+    @Test("a live record query takes 200 streamed updates as they come, and a query started from its observer on each reads that update: neither list falls back")
+    func queryAfterStreamedRow() async throws {
+        let (database, configuration) = try await publishedNotes()
+        defer { database.close() }
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let list = try await repository.readAll(Note.self, orderBy: [.ascending(\.id)])
+        let seen = Locked<[Int64: Int64]>([:])
+        let failures = Locked<[String]>([])
+        let subscription = list.observe { update in
+            guard let n = update.new.first(where: { $0.id == 1 })?.n, n > 0 else { return }
+            Task {
+                do {
+                    let other = try await repository.readAll(Note.self, orderBy: [.descending(\.id)])
+                    seen.withLock { $0[n] = other.value.first { $0.id == 1 }?.n }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        defer { subscription.cancel() }
+        let writer = Database(configuration, maximumConnections: 1)
+        defer { writer.close() }
+        for value: Int64 in 1...200 {
+            try await writer.query("UPDATE notes SET n = $1 WHERE id = 1", [value])
+            let done = try await eventually { seen.withLock { $0[value] } != nil || !failures.withLock { $0.isEmpty } }
+            #expect(done && failures.withLock { $0.isEmpty }, "update \(value): \(failures.withLock { $0 })")
+            let shown = list.value.first { $0.id == 1 }?.n
+            #expect(seen.withLock { $0[value] } == value && shown == value,
+                    "update \(value): the query started on hearing it read \(String(describing: seen.withLock { $0[value] })); the list shows \(String(describing: shown))")
+            if seen.withLock({ $0[value] }) != value || shown != value { return }
+        }
+    }
+}

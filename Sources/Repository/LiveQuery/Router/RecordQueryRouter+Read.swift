@@ -8,7 +8,6 @@ extension RecordQueryRouter {
     /// row), those whose rows can be used as they are are not read.
     func route(_ keys: [R.ID], streamed: [R.ID: Change] = [:]) async throws {
         guard let repository else { return }
-        let number = await repository.sequence.nextRead()
         var rows: [R.ID: Committed<RecordContent<R>>] = [:]
         var reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])] = [:]
         var mustRunWhole: Set<ObjectIdentifier> = []
@@ -31,6 +30,9 @@ extension RecordQueryRouter {
             file(row.id, &row.values, server: [:])
         }
         let toRead = usable.isEmpty ? keys : keys.filter { fromStream[$0] == nil }
+        // Numbered as a read, which waits while the feed holds reads (see ``ReadSequence``) —
+        // unless every row came from the stream: then, as the feed's own streamed rows, at once.
+        let number = toRead.isEmpty ? repository.sequence.next() : await repository.sequence.nextRead()
         for start in stride(from: 0, to: toRead.count, by: 1000) {
             let chunk = Array(toRead[start..<min(start + 1000, toRead.count)])
             var (sql, values, serverColumns, skipped) = try statement(chunk)
