@@ -210,9 +210,9 @@ extension LiveRepository: ChangeFeedReader {
 
     /// Re-reads the announced rows that live handles hold, on the feed's thread and connection.
     /// Rows the changes carry that live records take are applied at once; reads — here, and on
-    /// the pool, which includes the rows live record queries place — start only once the changes
-    /// are visible to them: held until then, so that a read numbered after a row the stream
-    /// carried has seen it (see ``ChangeVisibility``).
+    /// the pool, which includes a live record query's read of rows it cannot take from the
+    /// stream — start only once the changes are visible to them: held until then, so that a
+    /// read numbered after a row the stream carried has seen it (see ``ChangeVisibility``).
     func refresh(_ changes: [Change], using feedQuery: FeedQuery, visibility: ChangeVisibility) {
         var holdsReads = visibility.isPending
         if holdsReads { sequence.holdReads() }
