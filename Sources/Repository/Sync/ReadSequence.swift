@@ -10,7 +10,9 @@ import Synchronization
 /// session delivers the batch again, since it was not confirmed.)
 final class ReadSequence: Sendable {
     private let counter = Atomic<UInt64>(0)
-    /// How many holds are in place, and the reads waiting for their number.
+    /// How many holds are in place, and the reads waiting for their number. A leaf lock: taken
+    /// with any other lock held (the feed's thread takes it inside no lock of its own), and
+    /// nothing is taken under it; continuations are resumed after it is released.
     private let holds = Locked<(count: Int, waiting: [CheckedContinuation<UInt64, Never>])>((0, []))
 
     /// The number of the last read started.
