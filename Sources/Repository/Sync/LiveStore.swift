@@ -253,6 +253,10 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
 
     private func writeLoop() async {
         while let write = nextWrite() {
+            // Its base may be a streamed row whose commit new snapshots do not see yet: the
+            // UPDATE would find the row before it, match nothing, and be refused. Once the write
+            // is under way no streamed row is taken, so a hold up now covers its base.
+            await sequence.readsMayStart()
             let outcome: WriteOutcome<Content>
             let start = ContinuousClock.now
             do {

@@ -43,7 +43,8 @@ final class ReadSequence: Sendable {
         }
     }
 
-    /// Waits while reads are held: for a read whose result is not numbered (a live SQL query's).
+    /// Waits while reads are held: for a read whose result is not numbered (a live SQL query's),
+    /// and for a write, whose `WHERE xmin = …` reads the row's version.
     func readsMayStart() async {
         _ = await nextRead()
     }

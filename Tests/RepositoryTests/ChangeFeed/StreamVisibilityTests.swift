@@ -144,3 +144,40 @@ extension StreamVisibilityTests {
         }
     }
 }
+
+extension StreamVisibilityTests {
+    @Test("a write based on a streamed row whose commit is not visible yet waits for it: it is not refused as matching no row, and both edits are kept")
+    func writeOnRowNotYetVisible() async throws {
+        // A server of its own: while synchronous_standby_names names a standby that never
+        // comes, a commit is flushed (and streamed) but not visible until the setting goes.
+        try await LocalServer.withThrowaway { server in
+            let admin = Database(server.configuration, maximumConnections: 1)
+            defer { admin.close() }
+            try await admin.query("CREATE TABLE notes (id bigint PRIMARY KEY, body text NOT NULL, n bigint NOT NULL DEFAULT 0)")
+            try await admin.query("INSERT INTO notes (id, body) VALUES (1, 'one')")
+            try await LiveSchema.publish("notes", on: admin)
+            let repository = LiveRepository(Database(server.configuration), changes: .logicalReplication)
+            defer { repository.close() }
+            let one = try await repository.read(Note.self, id: 1)
+            // Streaming: its slot is made (which would wait for the transaction below to end).
+            try await admin.query("UPDATE notes SET body = 'streaming' WHERE id = 1")
+            #expect(try await eventually { one.value.body == "streaming" })
+            try await admin.query("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+            try await admin.query("SELECT pg_reload_conf()")
+            let writer = Database(server.configuration, maximumConnections: 1)
+            defer { writer.close() }
+            #expect(try await eventually { try await writer.query("SHOW synchronous_standby_names")[0].decode(String.self, at: 0) == "nobody" })
+            let theirs = Task { try await writer.query("UPDATE notes SET body = 'theirs' WHERE id = 1") }  // waits for the standby
+            #expect(try await eventually { one.value.body == "theirs" }, "the streamed row was not taken")
+            one.value.n = 5
+            let saved = Task { try await one.save() }
+            #expect(try await eventually { repository.sequence.waitingReads >= 1 }, "nothing waited for the commit to be visible")
+            try await admin.query("ALTER SYSTEM RESET synchronous_standby_names")
+            try await admin.query("SELECT pg_reload_conf()")
+            _ = try await theirs.value
+            try await saved.value
+            let row = try await admin.query("SELECT body, n FROM notes WHERE id = 1")[0]
+            #expect(try row.decode(String.self, at: 0) == "theirs" && row.decode(Int64.self, at: 1) == 5)
+        }
+    }
+}
