@@ -57,31 +57,49 @@ struct StreamVisibilityTests {
         let repository = LiveRepository(database, changes: .logicalReplication)
         defer { repository.close() }
         let one = try await repository.read(Note.self, id: 1)
-        // What each query started on hearing value n showed for row 1, by n.
+        let queries = QueriesStartedOnHearing()
+        let subscription = one.observe { update in
+            queries.start(onHearing: update.new.n) {
+                try await repository.readAll(Note.self, orderBy: [.ascending(\.id)]).value.first { $0.id == 1 }?.n
+            }
+        }
+        defer { subscription.cancel() }
+        try await queries.follow200Updates(configuration, shown: "the handle") { one.value.n }
+    }
+
+    /// Queries started from an observer on hearing each value `n` of row 1, and what each read
+    /// for that row.
+    final class QueriesStartedOnHearing: Sendable {
         let seen = Locked<[Int64: Int64]>([:])
         let failures = Locked<[String]>([])
-        let subscription = one.observe { update in
-            let n = update.new.n
+
+        /// Starts `query` (what it reads of row 1) in a task of its own, on hearing `n`.
+        func start(onHearing n: Int64, _ query: @escaping @Sendable () async throws -> Int64?) {
             guard n > 0 else { return }
             Task {
                 do {
-                    let all = try await repository.readAll(Note.self, orderBy: [.ascending(\.id)])
-                    seen.withLock { $0[n] = all.value.first { $0.id == 1 }?.n }
+                    let read = try await query()
+                    seen.withLock { $0[n] = read }
                 } catch {
                     failures.withLock { $0.append("\(error)") }
                 }
             }
         }
-        defer { subscription.cancel() }
-        let writer = Database(configuration, maximumConnections: 1)
-        defer { writer.close() }
-        for value: Int64 in 1...200 {
-            try await writer.query("UPDATE notes SET n = $1 WHERE id = 1", [value])
-            let done = try await eventually { seen.withLock { $0[value] } != nil || !failures.withLock { $0.isEmpty } }
-            #expect(done && failures.withLock { $0.isEmpty }, "update \(value): \(failures.withLock { $0 })")
-            #expect(seen.withLock { $0[value] } == value, "the query started on hearing \(value) read \(String(describing: seen.withLock { $0[value] }))")
-            #expect(one.value.n == value, "after a query started on hearing \(value), the handle holds \(one.value.n)")
-            if one.value.n != value || seen.withLock({ $0[value] }) != value { return }
+
+        /// Sets row 1's `n` to 1...200 from another connection, one at a time: after each, the
+        /// query started on hearing it read it, and the live value (`shown`) holds it.
+        func follow200Updates(_ configuration: ConnectionConfiguration, shown name: String, _ shown: () -> Int64?) async throws {
+            let writer = Database(configuration, maximumConnections: 1)
+            defer { writer.close() }
+            for value: Int64 in 1...200 {
+                try await writer.query("UPDATE notes SET n = $1 WHERE id = 1", [value])
+                let done = try await eventually { seen.withLock { $0[value] } != nil || !failures.withLock { $0.isEmpty } }
+                #expect(done && failures.withLock { $0.isEmpty }, "update \(value): \(failures.withLock { $0 })")
+                let read = seen.withLock { $0[value] }, held = shown()
+                #expect(read == value && held == value,
+                        "update \(value): the query started on hearing it read \(String(describing: read)); \(name) holds \(String(describing: held))")
+                if read != value || held != value { return }
+            }
         }
     }
 }
@@ -117,31 +135,15 @@ extension StreamVisibilityTests {
         let repository = LiveRepository(database, changes: .logicalReplication)
         defer { repository.close() }
         let list = try await repository.readAll(Note.self, orderBy: [.ascending(\.id)])
-        let seen = Locked<[Int64: Int64]>([:])
-        let failures = Locked<[String]>([])
+        let queries = QueriesStartedOnHearing()
         let subscription = list.observe { update in
-            guard let n = update.new.first(where: { $0.id == 1 })?.n, n > 0 else { return }
-            Task {
-                do {
-                    let other = try await repository.readAll(Note.self, orderBy: [.descending(\.id)])
-                    seen.withLock { $0[n] = other.value.first { $0.id == 1 }?.n }
-                } catch {
-                    failures.withLock { $0.append("\(error)") }
-                }
+            guard let n = update.new.first(where: { $0.id == 1 })?.n else { return }
+            queries.start(onHearing: n) {
+                try await repository.readAll(Note.self, orderBy: [.descending(\.id)]).value.first { $0.id == 1 }?.n
             }
         }
         defer { subscription.cancel() }
-        let writer = Database(configuration, maximumConnections: 1)
-        defer { writer.close() }
-        for value: Int64 in 1...200 {
-            try await writer.query("UPDATE notes SET n = $1 WHERE id = 1", [value])
-            let done = try await eventually { seen.withLock { $0[value] } != nil || !failures.withLock { $0.isEmpty } }
-            #expect(done && failures.withLock { $0.isEmpty }, "update \(value): \(failures.withLock { $0 })")
-            let shown = list.value.first { $0.id == 1 }?.n
-            #expect(seen.withLock { $0[value] } == value && shown == value,
-                    "update \(value): the query started on hearing it read \(String(describing: seen.withLock { $0[value] })); the list shows \(String(describing: shown))")
-            if seen.withLock({ $0[value] }) != value || shown != value { return }
-        }
+        try await queries.follow200Updates(configuration, shown: "the list") { list.value.first { $0.id == 1 }?.n }
     }
 }
 
