@@ -75,4 +75,25 @@ extension LiveRecordTests {
         #expect(here.value.name == "Rear Admiral")
         insistent.close()
     }
+
+    @Test("a write that a BEFORE UPDATE trigger skips (it returns NULL) fails in one line saying so, the value returns to the row's, and nothing is written")
+    func skippedByTrigger() async throws {
+        try await database.withConnection { connection in
+            try await connection.execute(script: """
+                CREATE FUNCTION refuse_renames() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RETURN CASE WHEN NEW.name = OLD.name THEN NEW END; END $$;
+                CREATE TRIGGER refuse_renames BEFORE UPDATE ON contacts FOR EACH ROW EXECUTE FUNCTION refuse_renames();
+                """)
+        }
+        let here = try await repository.read(Contact.self, id: 1)
+        here[\.name].value = "Countess"
+        let error = await #expect(throws: LiveRecordError.self) { try await here.save() }
+        let message = error.map { "\($0)" } ?? ""
+        #expect(message.contains("the UPDATE matched no row") && message.contains("a trigger may hide it") && !message.contains("\n"), "\(message)")
+        #expect(here.value.name == "Ada")
+        #expect(try await row(1).name == "Ada")
+        here[\.email].value = "countess@example.com"  // a change the trigger lets through
+        try await here.save()
+        #expect(try await row(1).email == "countess@example.com")
+    }
 }
