@@ -22,22 +22,26 @@ extension Migrator {
                 for migration in pending { report("would apply \(Self.shown(migration.source)):\n\(migration.up)") }
                 return pending
             }
-            if !pending.isEmpty {
-                try await history.requireRoom(for: pending.map(\.version))
-                try await history.create(dotted: migrations.contains { $0.version.integer == nil })
-            }
+            if !pending.isEmpty { try await history.requireRoom(for: pending.map(\.version)) }
+            // Made with the first migration, in its transaction when it has one: a first run
+            // that fails leaves no empty history table behind.
+            var makesHistory = !pending.isEmpty
+            let dotted = migrations.contains { $0.version.integer == nil }
             for migration in pending {
                 let clock = ContinuousClock()
                 let start = clock.now
                 if migration.upRunsInTransaction {
                     try await history.connection.transaction { connection in
+                        if makesHistory { try await history.create(dotted: dotted, on: connection) }
                         try await run(migration.up, of: migration, down: false, on: connection)
                         try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: connection)
                     }
                 } else {
+                    if makesHistory { try await history.create(dotted: dotted) }
                     try await runStatementByStatement(migration.up, of: migration, down: false, on: history.connection)
                     try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: history.connection)
                 }
+                makesHistory = false
                 report("applied \(Self.shown(migration.source)) in \(milliseconds(since: start, clock)) ms")
             }
             return pending

@@ -52,6 +52,16 @@ struct MigratorTests {
         #expect(try await directory.migrator().migrate(database).map(\.version) == [2])
     }
 
+    @Test("a first migration that fails leaves no history table behind: the database is as before the run")
+    func failingFirstMigrationLeavesNoTable() async throws {
+        let directory = try MigrationDirectory(["0001_broken.sql": "-- migrate:up\nCREATE TABLE a (id int);\nSELECT 1/0;\n"])
+        defer { directory.remove() }
+        let error = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+        #expect(error?.kind == .failed)
+        #expect(try await !database.tableExists("a"))
+        #expect(try await !database.tableExists("schema_migrations"))
+    }
+
     @Test("editing an applied file is drift: validate fails and migrate refuses")
     func checksumDrift() async throws {
         let directory = try MigrationDirectory(["0001_people.sql": Self.people])
