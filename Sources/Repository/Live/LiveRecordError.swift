@@ -48,7 +48,7 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
         case .changeFeedDisconnected(let error) where error.kind == .invalidConfiguration:
             "the change feed cannot follow changes, and tries again: \(error)"
         case .changeFeedDisconnected(let error): "the change feed lost its connection and is reconnecting: \(error)"
-        case .changeFeedReconnected: "the change feed is listening again; live rows were re-read"
+        case .changeFeedReconnected: "the change feed is listening again; live rows are brought up to date (re-read, or from the changes a resumed replication slot delivers)"
         case .refreshFailed(let table, let error): "re-reading changed rows of \(Self.shown(table)) failed: \(error)"
         case .membershipIsReadOnly(let table):
             "a live query over \(Self.shown(table)) was restored: rows join or leave it through the database and are placed by its order, not by editing the result"

@@ -24,7 +24,7 @@ extension LiveRepository: Service {
     /// Returns whether the writes settled in time.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) async -> Bool {
-        isShuttingDown.withLock { $0 = true }
+        isClosing.withLock { $0 = true }
         let live = stores.withLock { $0.values.flatMap(\.all) }
         logger.debug("flushing pending writes", metadata: ["live_values": "\(live.count)"])
         let settled = await withTaskGroup(of: Bool.self) { group in
@@ -52,8 +52,9 @@ extension LiveRepository: Service {
     }
 
     /// Logs a reported error at its level, with its table and key as metadata, and counts it.
-    /// `shuttingDown`: ``shutdown(timeout:)`` has begun, after which reads stopped by the pool's close are routine.
-    static func log(_ error: LiveRecordError, to logger: Logger, metrics: LiveMetrics, shuttingDown: Bool) {
+    /// `closing`: ``close()`` or ``shutdown(timeout:)`` has begun, after which reads stopped by
+    /// the close (the repository's or its pool's) are routine.
+    static func log(_ error: LiveRecordError, to logger: Logger, metrics: LiveMetrics, closing: Bool) {
         switch error {
         case .conflict(let table, let key, let columns, _, _, let policy):
             metrics.conflicts.increment()
@@ -62,8 +63,8 @@ extension LiveRepository: Service {
         case .writeFailed(let table, let key, let failure):
             logger.warning(error.mayHaveCommitted ? "write may have committed: the connection was lost after it was sent" : "write failed and was reverted", metadata: ["table": "\(table)", "key": "\(key)",
                                                                         "sqlstate": "\(failure.sqlState ?? "-")", "error": "\(failure)"])
-        case .refreshFailed(let table, let failure as PostgresError) where shuttingDown && failure.kind == .closed:
-            // Reads still queued when the pool closed after the writes flushed.
+        case .refreshFailed(let table, let failure as PostgresError) where closing && failure.kind == .closed:
+            // Reads still queued when the repository or the pool closed (after the writes flushed).
             logger.debug("re-reading changed rows stopped at shutdown", metadata: ["table": "\(table)", "error": "\(failure)"])
         case .refreshFailed(let table, let failure):
             logger.warning("re-reading changed rows failed", metadata: ["table": "\(table)", "error": "\(failure)"])
@@ -71,7 +72,7 @@ extension LiveRepository: Service {
             logger.info("edit of a deleted row", metadata: ["table": "\(table)", "key": "\(key)"])
         case .changeFeedReconnected:
             metrics.reconnects.increment()
-            logger.info("change feed listening again; live values re-read")
+            logger.info("change feed listening again; live values brought up to date")
         case .membershipIsReadOnly(let table):
             logger.info("edit of a live query's membership undone", metadata: ["table": "\(table)"])
         case .changeFeedDisconnected, .notFound:

@@ -78,8 +78,9 @@ public final class LiveRepository: Sendable {
     let rereadFailed = Locked<@Sendable () -> Void>({})
     /// Backs ``shutdownTimeout``.
     let shutdownTimeoutSetting = Locked<Duration>(.seconds(10))
-    /// Set once ``shutdown(timeout:)`` begins: reads the pool's close stops then are expected.
-    let isShuttingDown = Locked(false)
+    /// Set once ``close()`` or ``shutdown(timeout:)`` begins: reads the close stops then are
+    /// expected, and not reported.
+    let isClosing = Locked(false)
     /// Each record type's table, resolved once.
     let tables = Locked<[ObjectIdentifier: any Sendable]>([:])
     /// The tables held live, checked now and then for still being followed (see ``FollowWatch``).
@@ -136,14 +137,18 @@ public final class LiveRepository: Sendable {
         self.logger = logger
         let metrics = LiveMetrics(factory: metricsFactory ?? database.metrics.factory)
         self.metrics = metrics
-        let (broadcast, readFailed, rereadFailed, isShuttingDown) = (broadcast, readFailed, rereadFailed, isShuttingDown)
+        let (broadcast, readFailed, rereadFailed, isClosing) = (broadcast, readFailed, rereadFailed, isClosing)
         let report: @Sendable (LiveRecordError) -> Void = { error in
+            let closing = isClosing.withLock { $0 }
             if case .refreshFailed(_, let failure) = error {
+                // A re-read stopped because the repository (or its pool) is closing is routine:
+                // logged, not reported.
+                if closing, (failure as? PostgresError)?.kind == .closed { return Self.log(error, to: logger, metrics: metrics, closing: true) }
                 readFailed.withLock { $0 = true }
                 if RereadRepair.mayPass(after: failure) { rereadFailed.withLock { $0 }() }
             }
             broadcast.publish(error)
-            Self.log(error, to: logger, metrics: metrics, shuttingDown: isShuttingDown.withLock { $0 })
+            Self.log(error, to: logger, metrics: metrics, closing: closing)
         }
         self.report = report
         context = LiveContext(sequence: sequence, policy: conflictPolicy, report: report, metrics: metrics, reads: reads)
@@ -171,6 +176,7 @@ public final class LiveRepository: Sendable {
     /// on the feed's thread. A program about to exit awaits ``shutdown(timeout:)`` instead,
     /// which lets pending writes finish and waits until the slot is dropped.
     public func close() {
+        isClosing.withLock { $0 = true }
         feed.stop()
         listener.withLock { $0?.cancel() }
         followed.withLock { $0.task }?.cancel()

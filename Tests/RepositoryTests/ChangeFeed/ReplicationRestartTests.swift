@@ -11,7 +11,7 @@ struct ReplicationRestartTests {
         var body: String
     }
 
-    @Test("after a server restart (fast shutdown), the feed resumes its slot: a change committed after it arrives from the stream, and no other of 50 live rows is read again")
+    @Test("after a server restart (fast shutdown), the feed resumes its slot: a change committed after it arrives from the stream, and no other of 50 live rows is read again; a save and shutdown() after it report nothing")
     func resumeAfterRestart() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/replication-restart-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -27,6 +27,7 @@ struct ReplicationRestartTests {
         defer { watcher.cancel() }
         var handles: [Var<Note>] = []
         for id in 1...50 { handles.append(try await repository.read(Note.self, id: Int64(id))) }
+        let list = try await repository.readAll(Note.self, where: "id > $1", parameters: [50], orderBy: [.ascending(\.id)])
         // Streaming, and row 1 holds a version the stream delivered.
         try await database.query("UPDATE notes SET body = 'streamed' WHERE id = 1")
         #expect(try await eventually { handles[0].value.body == "streamed" })
@@ -44,7 +45,18 @@ struct ReplicationRestartTests {
         let (reread, streamed) = repository.reads.withLock { ($0.rows - rowsBefore, $0.streamed - streamedBefore) }
         #expect(reread == 0 && streamed == 1, "after the restart: \(reread) rows read again of 50 live rows, \(streamed) taken from the stream")
         #expect(try await database.query(slots).map { try $0.decode(String.self, at: 0) } == slot, "not the same slot, resumed")
+        try await database.query("INSERT INTO notes (id, body) VALUES (51, 'listed')")
+        #expect(try await eventually { list.value.count == 1 })
+        handles[1].value.body = "saved"
+        try await handles[1].save()
         await repository.shutdown()
+        let reported = events.all.filter { error in
+            switch error {
+            case .changeFeedDisconnected, .changeFeedReconnected: false
+            default: true
+            }
+        }
+        #expect(reported.isEmpty, "reported after the restart: \(reported)")
         try await restarted.stop()
     }
 }
