@@ -271,10 +271,12 @@ extension LiveRepository: ChangeFeedReader {
         for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
             do {
                 try group[0].refresh(group, using: query)
-            } catch {
-                // Re-read later through the pool instead.
-                report(.refreshFailed(table: group[0].tableName, error))
+            } catch where RereadRepair.mayPass(after: error) {
+                // The feed's connection, say: read through the pool instead, which reports what fails there.
                 scheduleRefresh(group)
+            } catch {
+                // A row that does not decode, say: reading it again would fail the same way.
+                report(.refreshFailed(table: group[0].tableName, error))
             }
         }
     }

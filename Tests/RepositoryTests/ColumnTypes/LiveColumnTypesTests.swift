@@ -150,6 +150,19 @@ struct LiveColumnTypesTests {
         #expect(live?.column == "mood")
     }
 
+    @Test("a live row updated to an enum label Swift lacks: the failure is reported once, naming the label, and the handle follows once the row is fixed")
+    func unknownLabelOnLiveRow() async throws {
+        let row = try await repository.read(EveryType.self, id: 1)
+        let errors = ErrorLog(repository)
+        try await database.query("ALTER TYPE mood ADD VALUE 'sad'")
+        try await database.query("UPDATE every_type SET mood = 'sad' WHERE id = 1")
+        #expect(try await eventually { !errors.errors.all.isEmpty })
+        try await database.query("UPDATE every_type SET mood = 'calm', amount = 7 WHERE id = 1")
+        #expect(try await eventually { row.value.amount == 7 })
+        let reported = errors.errors.all
+        #expect(reported.count == 1 && reported[0].contains(#""sad" is not a raw value of Mood"#), "\(reported)")
+    }
+
     @Test("a type in an error is named as the catalog names it, looked up once per pool")
     func typeNames() async throws {
         try await database.withConnection { connection in
