@@ -143,7 +143,10 @@ extension Migrator {
         let code = error.sqlState.map { " (SQLSTATE \($0))" } ?? ""
         let firstLine = statement.sql.split(whereSeparator: \.isNewline).first.map(String.init) ?? statement.sql
         let shown = firstLine.count > 120 ? firstLine.prefix(117) + "..." : Substring(firstLine)
-        return MigrationError(.failed, "\(down ? migration.downSource : migration.source):\(line): \(error.message)\(code)\(note) in: \(shown)", underlying: error)
+        // The library's own schema, not installed yet: say how to install it.
+        let hint = error.sqlState == "3F000" && error.message.contains(#"schema "live""#)
+            ? " (the library's live schema is not installed: run `migrate live install` first, or LiveSchema.install(on:))" : ""
+        return MigrationError(.failed, "\(down ? migration.downSource : migration.source):\(line): \(error.message)\(code)\(hint)\(note) in: \(shown)", underlying: error)
     }
 
     /// How many lines into `sql` the 1-based character `position` is.

@@ -62,6 +62,15 @@ struct MigratorTests {
         #expect(try await !database.tableExists("schema_migrations"))
     }
 
+    @Test("a migration that enables live changes before the live schema is installed says how to install it")
+    func liveSchemaMissing() async throws {
+        let directory = try MigrationDirectory(["0001_people.sql": Self.people, "0002_live.sql": "-- migrate:up\nSELECT live.enable_change_notifications('people');\n"])
+        defer { directory.remove() }
+        let error = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+        #expect(error?.message.contains(#"schema "live" does not exist"#) == true && error?.message.contains("migrate live install") == true,
+                "\(String(describing: error))")
+    }
+
     @Test("editing an applied file is drift: validate fails and migrate refuses")
     func checksumDrift() async throws {
         let directory = try MigrationDirectory(["0001_people.sql": Self.people])
