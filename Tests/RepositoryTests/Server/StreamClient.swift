@@ -13,10 +13,14 @@ final class StreamClient: @unchecked Sendable {
         // The socket is ours alone until `connect` succeeds: an init that throws with every
         // property set runs deinit, and a close here as well closed the number twice — by then
         // often another thread's libpq socket ("Bad file descriptor" in unrelated tests).
+        // Close-on-exec: a process another test starts meanwhile (an example server, a test
+        // worker — `ChildProcess` closes nothing) would otherwise inherit the socket and hold
+        // the connection open after `close()`: the server would not see this client leave.
         #if canImport(Glibc)
-        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
         let socket = Foundation.socket(AF_INET, SOCK_STREAM, 0)
+        if socket >= 0 { _ = fcntl(socket, F_SETFD, FD_CLOEXEC) }
         #endif
         guard socket >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
