@@ -67,8 +67,8 @@ extension LiveRepository {
         return resolved
     }
 
-    /// The live stores of these aggregates, shared or read now; missing roots left out.
-    func aggregateStores<A: Aggregate>(_ table: AggregateTable<A>, ids: [A.ID]) async throws -> [LiveStore<AggregateTable<A>>] {
+    /// The leases of the live stores of these aggregates, shared or read now; missing roots left out.
+    func aggregateStores<A: Aggregate>(_ table: AggregateTable<A>, ids: [A.ID]) async throws -> [StoreLease<AggregateTable<A>>] {
         try await sharedStores(table, ids: ids, committedChanged: { [weak self] owner, committed in
             self?.registerChildren(committed.value.children.map { Self.keyText($0.id) }, of: table.child.qualifiedName, owner: owner)
         })

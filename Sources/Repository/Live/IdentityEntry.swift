@@ -1,35 +1,41 @@
 /// One entry of the identity map: the live stores of one row (or of an aggregate rooted at it),
 /// one per Swift type reading it — two record types over one table each keep a store of their
-/// own, and both follow the row. Held weakly: the repository keeps a store only while some
-/// handle does.
+/// own, and both follow the row. Held through their leases, weakly: the repository keeps a
+/// store only while some handle or live query holds its lease (see ``StoreLease``).
 struct IdentityEntry: Sendable {
     private struct Weak: Sendable {
-        weak var store: (any AnyLiveStore)?
+        weak var lease: (any AnyStoreLease)?
     }
 
-    private var stores: [Weak] = []
+    private var leases: [Weak] = []
 
-    /// The live store of type `Store`, if one is held.
-    func store<Store: AnyLiveStore>(as _: Store.Type) -> Store? {
-        for entry in stores { if let store = entry.store as? Store { return store } }
+    /// The lease of the live store of type `LiveStore<Table>`, if one is held.
+    func lease<Table>(as _: StoreLease<Table>.Type) -> StoreLease<Table>? {
+        for index in leases.indices { if let lease = leases[index].lease as? StoreLease<Table> { return lease } }
         return nil
     }
 
+    /// The live store of type `LiveStore<Table>`, if one is held.
+    func store<Table>(as _: LiveStore<Table>.Type) -> LiveStore<Table>? {
+        lease(as: StoreLease<Table>.self)?.store
+    }
+
     /// Every live store of the row, whatever its type.
-    var all: [any AnyLiveStore] { stores.compactMap(\.store) }
+    var all: [any AnyLiveStore] { leases.compactMap { $0.lease?.anyStore } }
 
     /// Calls `body` with each live store of the row (no array made: this runs for every
     /// announced row).
     func forEachStore(_ body: (any AnyLiveStore) -> Void) {
-        for entry in stores { if let store = entry.store { body(store) } }
+        // By index: iterating would copy each weak reference.
+        for index in leases.indices { if let lease = leases[index].lease { body(lease.anyStore) } }
     }
 
     /// Whether no store of the row is held any more.
-    var isEmpty: Bool { !stores.contains { $0.store != nil } }
+    var isEmpty: Bool { !leases.contains { $0.lease != nil } }
 
-    /// Adds `store`, dropping the stores nobody holds any more (the caller holds none of its type).
-    mutating func add(_ store: any AnyLiveStore) {
-        stores.removeAll { $0.store == nil }
-        stores.append(Weak(store: store))
+    /// Adds `lease`, dropping those nobody holds any more (the caller holds none of its type).
+    mutating func add(_ lease: any AnyStoreLease) {
+        leases.removeAll { $0.lease == nil }
+        leases.append(Weak(lease: lease))
     }
 }

@@ -190,32 +190,33 @@ public final class LiveRepository: Sendable {
     ///   value would never follow other processes; or the ``PostgresError``/``ColumnDecodingError`` of reading it.
     public func read<R: Record>(_ type: R.Type = R.self, id: R.ID) async throws -> Var<R> {
         let table = try await table(for: R.self)
-        guard let store = try await stores(table, ids: [id]).first else {
+        guard let lease = try await stores(table, ids: [id]).first else {
             throw LiveRecordError.notFound(table: table.qualifiedName, key: Self.keyText(id))
         }
-        return store.handle()
+        return lease.handle()
     }
 
-    /// The live stores of these rows: shared ones from the identity map, the others read in
-    /// one batch. Rows that do not exist are left out.
-    func stores<R: Record>(_ table: RecordTable<R>, ids: [R.ID]) async throws -> [LiveStore<RecordTable<R>>] {
+    /// The leases of the live stores of these rows: shared ones from the identity map, the
+    /// others read in one batch. Rows that do not exist are left out.
+    func stores<R: Record>(_ table: RecordTable<R>, ids: [R.ID]) async throws -> [StoreLease<RecordTable<R>>] {
         try await sharedStores(table, ids: ids)
     }
 
-    /// The stores of `table`'s values with these ids: live ones from the identity map, the
-    /// others (and deleted ones, which may have been inserted again) read by `read` — `table`'s
-    /// own read unless given — as read number `number`, and registered. Missing rows are left out.
+    /// The leases of the stores of `table`'s values with these ids (see ``StoreLease``): live
+    /// ones from the identity map, the others (and deleted ones, which may have been inserted
+    /// again) read by `read` — `table`'s own read unless given — as read number `number`, and
+    /// registered. Missing rows are left out.
     func sharedStores<Table: LiveTable>(
         _ table: Table, ids: [Table.ID], readAs number: UInt64? = nil,
         read: (([Table.ID]) async throws -> [(id: Table.ID, committed: Committed<Table.Content>)])? = nil,
         committedChanged: (@Sendable (LiveRepository.StoreKey, Committed<Table.Content>) -> Void)? = nil
-    ) async throws -> [LiveStore<Table>] {
+    ) async throws -> [StoreLease<Table>] {
         try await waitUntilListening()
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: Table.holdsAggregates) }
-        var found = stores.withLock { stores in keys.map { stores[$0]?.store(as: LiveStore<Table>.self) } }
+        var found = stores.withLock { stores in keys.map { stores[$0]?.lease(as: StoreLease<Table>.self) } }
         var missing: [Int] = []
         for index in found.indices {
-            guard let store = found[index] else {
+            guard let store = found[index]?.store else {
                 missing.append(index)
                 continue
             }
@@ -230,29 +231,29 @@ public final class LiveRepository: Sendable {
         var fresh: [LiveStore<Table>] = []
         for index in missing {
             let row = byID[ids[index]]
-            if let deleted = found[index] {
+            if let deleted = found[index]?.store {
                 deleted.applyRead(row, sequence: number)  // inserted again, or still gone
                 if row == nil { found[index] = nil }
                 continue
             }
             guard let row else { continue }
-            let (store, isNew) = register(keys[index]) {
+            let (lease, isNew) = register(keys[index]) {
                 LiveStore(id: ids[index], keyText: keys[index].key, committed: row, readAs: number, table: table, context: context,
                           committedChanged: committedChanged.map { told in { [key = keys[index]] in told(key, $0) } })
             }
-            if isNew { committedChanged?(keys[index], row) } else { store.applyRead(row, sequence: number) }
-            found[index] = store
-            fresh.append(store)
+            if isNew { committedChanged?(keys[index], row) } else { lease.store.applyRead(row, sequence: number) }
+            found[index] = lease
+            fresh.append(lease.store)
         }
         await refreshAnnounced(fresh, since: number)
         return found.compactMap { $0 }
     }
 
-    /// The store registered under `key`, or the one `make` creates, registered now.
-    func register<Store: AnyLiveStore>(_ key: StoreKey, _ make: () -> Store) -> (store: Store, isNew: Bool) {
+    /// The lease of the store registered under `key`, or of the one `make` creates, registered now.
+    func register<Table>(_ key: StoreKey, _ make: () -> LiveStore<Table>) -> (lease: StoreLease<Table>, isNew: Bool) {
         stores.withLock { stores in
-            if let raced = stores[key]?.store(as: Store.self) { return (raced, false) }
-            let fresh = make()
+            if let raced = stores[key]?.lease(as: StoreLease<Table>.self) { return (raced, false) }
+            let fresh = StoreLease(make())
             stores[key, default: IdentityEntry()].add(fresh)
             metrics.liveValues.record(stores.count)
             pruneAt.withLock { threshold in

@@ -105,10 +105,10 @@ extension LiveRepository {
             var matchingReads: [(store: LiveStore<RecordTable<R>>, row: Committed<RecordContent<R>>)] = []
             matching.reserveCapacity(stores.count)
             matchingReads.reserveCapacity(stores.count)
-            for store in stores {
-                guard let row = rows[store.id] else { continue }
-                matching.append((store.overlayingLocalEdits(on: row.value), store))
-                matchingReads.append((store, row))
+            for lease in stores {
+                guard let row = rows[lease.id] else { continue }
+                matching.append((lease.store.overlayingLocalEdits(on: row.value), lease))
+                matchingReads.append((lease.store, row))
             }
             // Checked rows that do not match (any more), or are gone: their stores, if any are
             // held elsewhere, are found at the hand-over. (The rows read are among `ids`, which

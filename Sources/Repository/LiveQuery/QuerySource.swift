@@ -15,8 +15,6 @@ protocol MemberStore<Element>: VarPersistence {
     func awaitSave(_ ticket: Int) async throws
 }
 
-extension LiveStore: MemberStore {}
-
 /// How a live query reads its rows, whatever the element type.
 struct QuerySource<Element: Identifiable & Equatable & Sendable>: Sendable where Element.ID: Comparable & Sendable {
     /// The schema-qualified table whose rows are the elements.

@@ -5,7 +5,7 @@
 /// any `Var` onto the value, a write's outcome, a read's result. The transition's effects —
 /// telling observers, waking `save()` callers, starting the write loop, reporting errors —
 /// run after the lock is released.
-final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
+final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     // @unchecked: the save() waiters and their ticket counter are only touched under `waiters`' lock; the
     // state lives in `cell`, behind its lock; the rest is immutable.
     typealias Content = Table.Content
@@ -22,6 +22,12 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
     private let committedChanged: (@Sendable (Committed<Content>) -> Void)?
     private let cell: ObservedState<SyncState<Content>>
     private let waiters = Locked<(next: Int, saves: [Int: SaveWaiter])>((0, [:]))
+    /// The lease handles hold (see ``StoreLease``), referred to weakly: a write under way holds it.
+    private let lease = Locked<WeakLease>(WeakLease())
+
+    private struct WeakLease {
+        weak var lease: StoreLease<Table>?
+    }
 
     /// A `save()` between enrolling (its edits counted) and returning.
     private enum SaveWaiter {
@@ -46,9 +52,14 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
         cell = ObservedState(SyncState(table: table.qualifiedName, key: keyText, policy: policy, committed: committed, sequence: sequenceNumber))
     }
 
-    /// A new handle onto the shared value.
-    func handle() -> Var<Value> {
-        Var(root: cell, modify: modify, persistence: self)
+    /// Refers back to the lease made for this store.
+    func attach(_ lease: StoreLease<Table>) {
+        self.lease.withLock { $0.lease = lease }
+    }
+
+    /// A new handle onto the shared value, holding `lease`.
+    func handle(holding lease: StoreLease<Table>) -> Var<Value> {
+        Var(root: cell, modify: modify, persistence: lease)
     }
 
     var state: LiveState { cell.inspect { $0.lifecycle } }
@@ -189,7 +200,14 @@ final class LiveStore<Table: LiveTable>: VarPersistence, @unchecked Sendable {
             }
             for (waiter, failure) in resumed { failure.map { waiter.resume(throwing: $0) } ?? waiter.resume() }
         }
-        if effects.startWriting { Task { await writeLoop() } }
+        if effects.startWriting {
+            // Holding the lease: a read meanwhile finds this store, with the edits being written.
+            let lease = lease.withLock { $0.lease }
+            Task {
+                await writeLoop()
+                withExtendedLifetime(lease) {}
+            }
+        }
         if effects.reread { Task { await reread() } }
     }
 

@@ -23,10 +23,10 @@ extension RecordQueryRouter {
             }
         }
         let usable = streamed.isEmpty || streamed.count > Self.mostStreamedRowsPlaced ? [] : usableStreamedRows(streamed)
-        var fromStream: [R.ID: (store: LiveStore<RecordTable<R>>?, change: Change)] = [:]
+        var fromStream: [R.ID: (lease: StoreLease<RecordTable<R>>?, change: Change)] = [:]
         for var row in usable {
             rows[row.id] = row.committed
-            fromStream[row.id] = (row.store, row.change)
+            fromStream[row.id] = (row.lease, row.change)
             file(row.id, &row.values, server: [:])
         }
         let toRead = usable.isEmpty ? keys : keys.filter { fromStream[$0] == nil }
@@ -78,7 +78,7 @@ extension RecordQueryRouter {
     /// the stream's next row.
     private func deliver(_ reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])],
                          rows: [R.ID: Committed<RecordContent<R>>], keys: [R.ID],
-                         fromStream: [R.ID: (store: LiveStore<RecordTable<R>>?, change: Change)],
+                         fromStream: [R.ID: (lease: StoreLease<RecordTable<R>>?, change: Change)],
                          readStreamed: [R.ID: Change], readAs number: UInt64) async throws {
         guard let repository else { return }
         // Plain loops, not key paths as functions: in code not specialized for `R`, each
@@ -88,10 +88,10 @@ extension RecordQueryRouter {
         let stores = try await repository.sharedStores(table, ids: Array(matchingIDs), readAs: number) { ids in
             ids.compactMap { id in rows[id].map { (id, $0) } }
         }
-        var storeByID: [R.ID: LiveStore<RecordTable<R>>] = [:]
-        storeByID.reserveCapacity(stores.count + fromStream.count)
-        for store in stores { storeByID[store.id] = store }
-        for (id, streamed) in fromStream { storeByID[id] = streamed.store }
+        var leaseByID: [R.ID: StoreLease<RecordTable<R>>] = [:]
+        leaseByID.reserveCapacity(stores.count + fromStream.count)
+        for lease in stores { leaseByID[lease.id] = lease }
+        for (id, streamed) in fromStream { leaseByID[id] = streamed.lease }
         var applied: [(LiveQueryStore<R>, QueryState<R>.Read)] = []
         for (id, found) in reads {
             guard let query = liveQuery(id) else { continue }
@@ -100,9 +100,9 @@ extension RecordQueryRouter {
             matching.reserveCapacity(found.matching.count)
             matchingKeys.reserveCapacity(found.matching.count)
             for key in found.matching {
-                guard let store = storeByID[key], let row = rows[key] else { continue }
-                let element = store.overlayingLocalEdits(on: row.value)
-                matching.append((element, store))
+                guard let lease = leaseByID[key], let row = rows[key] else { continue }
+                let element = lease.store.overlayingLocalEdits(on: row.value)
+                matching.append((element, lease))
                 matchingKeys.insert(element.id)
             }
             let read = QueryState<R>.Read(checked: found.checked, matching: matching)
@@ -110,20 +110,20 @@ extension RecordQueryRouter {
             record(id, checked: found.checked, matching: matchingKeys)
             applied.append((query, read))
         }
-        let others = keys.filter { storeByID[$0] == nil && fromStream[$0] == nil }
-        let held = zip(others, heldStores(others, in: repository)).map { (id: $0, store: $1) }
+        let others = keys.filter { leaseByID[$0] == nil && fromStream[$0] == nil }
+        let held = zip(others, heldStores(others, in: repository)).map { (id: $0, store: $1?.store) }
         // Its queries' member observers are not told of these updates: each query already holds
         // the rows, and its mirror below shows what the stores made of them.
         var (taken, stale) = (0, [any AnyLiveStore]())
         QueryHandOver.run(by: self) {
             if !readStreamed.isEmpty {
-                for store in stores { if let change = readStreamed[store.id] { _ = store.streamed(change, row: nil, numbered: number) } }
+                for lease in stores { if let change = readStreamed[lease.id] { _ = lease.store.streamed(change, row: nil, numbered: number) } }
                 for (id, store) in held { if let store, let change = readStreamed[id] { _ = store.streamed(change, row: nil, numbered: number) } }
             }
-            for store in stores { store.applyRead(rows[store.id], sequence: number) }
+            for lease in stores { lease.store.applyRead(rows[lease.id], sequence: number) }
             for (id, store) in held { store?.applyRead(rows[id], sequence: number) }
             for (id, streamed) in fromStream {
-                guard let store = streamed.store else { continue }
+                guard let store = streamed.lease?.store else { continue }
                 // Numbered as this route's read: a read that started since prevails.
                 let outcome = store.streamed(streamed.change, row: rows[id], numbered: number)
                 if outcome.taken { taken += 1 }
@@ -131,7 +131,7 @@ extension RecordQueryRouter {
             }
         }
         for (query, read) in applied { query.mirror(read) }
-        if taken > 0, let store = fromStream.values.first(where: { $0.store != nil })?.store { store.countStreamed(taken) }
+        if taken > 0, let lease = fromStream.values.first(where: { $0.lease != nil })?.lease { lease.store.countStreamed(taken) }
         // A live value that changed since its row was chosen (a write of its own began): read.
         repository.scheduleRefresh(stale)
     }

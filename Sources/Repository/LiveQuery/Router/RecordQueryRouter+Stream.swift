@@ -14,7 +14,7 @@ extension RecordQueryRouter {
         let id: R.ID
         let committed: Committed<RecordContent<R>>
         var values: ResultRowValues?
-        let store: LiveStore<RecordTable<R>>?
+        let lease: StoreLease<RecordTable<R>>?
         let change: Change
     }
 
@@ -33,29 +33,29 @@ extension RecordQueryRouter {
         usable.reserveCapacity(rows.count)
         // A batch of rows of the same columns at a time (the table may be altered between two).
         for (layout, run) in Dictionary(grouping: zip(rows, held), by: { $0.0.row.columns }) where layout.map(\.name) == expected {
-            let taking = run.filter { entry, store in store.map { $0.takesStreamed(at: entry.row.position) } ?? true }
+            let taking = run.filter { entry, lease in lease.map { $0.store.takesStreamed(at: entry.row.position) } ?? true }
             guard !taking.isEmpty else { continue }
             let result = StreamedRow.result(taking.map(\.0.row))
             guard let decoded = try? RecordTable<R>.decode(result) else { continue }
             let positions = Dictionary(result.columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-            for (((entry, store), (record, version)), row) in zip(zip(taking, decoded), result) where record.id == entry.id {
+            for (((entry, lease), (record, version)), row) in zip(zip(taking, decoded), result) where record.id == entry.id {
                 let values = ResultRowValues(result, row: row.index, positions: positions, columns: columns)
-                if store == nil {
+                if lease == nil {
                     var probe: ResultRowValues? = values
                     if verdicts(for: entry.id, row: &probe, server: [:]).contains(where: { $0.member != false }) { continue }
                 }
                 usable.append(UsableStreamedRow(id: entry.id, committed: Committed(value: record, version: version), values: values,
-                                                store: store, change: entry.change))
+                                                lease: lease, change: entry.change))
             }
         }
         return usable
     }
 
-    /// The live stores `repository` holds for these rows (nil where it holds none), in order,
-    /// under one lock.
-    func heldStores(_ ids: [R.ID], in repository: LiveRepository) -> [LiveStore<RecordTable<R>>?] {
+    /// The leases of the live stores `repository` holds for these rows (nil where it holds
+    /// none), in order, under one lock.
+    func heldStores(_ ids: [R.ID], in repository: LiveRepository) -> [StoreLease<RecordTable<R>>?] {
         repository.stores.withLock { stores in
-            ids.map { stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.store(as: LiveStore<RecordTable<R>>.self) }
+            ids.map { stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.lease(as: StoreLease<RecordTable<R>>.self) }
         }
     }
 }
