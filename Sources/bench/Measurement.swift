@@ -121,3 +121,12 @@ func processCPUTime() -> Duration {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
     return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
 }
+
+/// Times a thread of this process gave up its processor to wait (voluntary context switches,
+/// all threads so far): each is a wake-up to come, which on a virtual machine costs more than
+/// the work around it.
+func processWaits() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_nvcsw
+}

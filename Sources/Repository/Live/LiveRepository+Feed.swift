@@ -123,10 +123,10 @@ extension LiveRepository {
             }
             for (change, var key) in zip(changes, keys) where change.operation != .truncate {
                 // The row's own store, and the aggregate rooted at it (if aggregates use the table).
-                for isAggregate in aggregateRoots.contains(change.table) ? [false, true] : [false] {
-                    key.isAggregate = isAggregate
-                    stores[key]?.forEachStore { candidates.append(($0, change)) }
-                }
+                stores[key]?.forEachStore { candidates.append(($0, change)) }
+                guard aggregateRoots.contains(change.table) else { continue }
+                key.isAggregate = true
+                stores[key]?.forEachStore { candidates.append(($0, change)) }
             }
             return candidates
         }
