@@ -6,7 +6,7 @@
 /// telling observers, waking `save()` callers, starting the write loop, reporting errors —
 /// run after the lock is released.
 final class LiveStore<Table: LiveTable>: @unchecked Sendable {
-    // @unchecked: the save() waiters and their ticket counter are only touched under `waiters`' lock; the
+    // @unchecked: the save() waiters, their ticket counter and the lease are only touched under `waiters`' lock; the
     // state lives in `cell`, behind its lock; the rest is immutable.
     typealias Content = Table.Content
     typealias Value = Content.Value
@@ -21,11 +21,13 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     /// Told each newly committed state (aggregates keep their child routes current with it).
     private let committedChanged: (@Sendable (Committed<Content>) -> Void)?
     private let cell: ObservedState<SyncState<Content>>
-    private let waiters = Locked<(next: Int, saves: [Int: SaveWaiter])>((0, [:]))
-    /// The lease handles hold (see ``StoreLease``), referred to weakly: a write under way holds it.
-    private let lease = Locked<WeakLease>(WeakLease())
+    private let waiters = Locked(Waiters())
 
-    private struct WeakLease {
+    /// What is kept apart from the state, under a lock of its own.
+    private struct Waiters {
+        var next = 0
+        var saves: [Int: SaveWaiter] = [:]
+        /// The lease handles hold (see ``StoreLease``), referred to weakly: a write under way holds it.
         weak var lease: StoreLease<Table>?
     }
 
@@ -54,7 +56,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
 
     /// Refers back to the lease made for this store.
     func attach(_ lease: StoreLease<Table>) {
-        self.lease.withLock { $0.lease = lease }
+        waiters.withLock { $0.lease = lease }
     }
 
     /// A new handle onto the shared value, holding `lease`.
@@ -202,7 +204,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
         }
         if effects.startWriting {
             // Holding the lease: a read meanwhile finds this store, with the edits being written.
-            let lease = lease.withLock { $0.lease }
+            let lease = waiters.withLock { $0.lease }
             Task {
                 await writeLoop()
                 withExtendedLifetime(lease) {}
