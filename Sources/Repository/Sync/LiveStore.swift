@@ -6,7 +6,7 @@
 /// telling observers, waking `save()` callers, starting the write loop, reporting errors —
 /// run after the lock is released.
 final class LiveStore<Table: LiveTable>: @unchecked Sendable {
-    // @unchecked: the save() waiters, their ticket counter and the lease are only touched under `waiters`' lock; the
+    // @unchecked: the save() waiters and the lease are only touched under `waiters`' lock; the
     // state lives in `cell`, behind its lock; the rest is immutable.
     typealias Content = Table.Content
     typealias Value = Content.Value
@@ -25,18 +25,9 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
 
     /// What is kept apart from the state, under a lock of its own.
     private struct Waiters {
-        var next = 0
-        var saves: [Int: SaveWaiter] = [:]
+        var saves = SaveWaiters<CheckedContinuation<Void, any Error>>()
         /// The lease handles hold (see ``StoreLease``), referred to weakly: a write under way holds it.
         weak var lease: StoreLease<Table>?
-    }
-
-    /// A `save()` between enrolling (its edits counted) and returning.
-    private enum SaveWaiter {
-        case enrolled
-        case waiting(CheckedContinuation<Void, any Error>)
-        /// Woken before it waited: nil, or the failure to throw.
-        case woken((any Error)?)
     }
 
     /// A store of the row `id`, which the identity map names `keyText` (``LiveRepository/keyText(_:)``).
@@ -122,11 +113,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     /// thrown to it, even before ``awaitSave(_:)`` waits (a live query enrols every member
     /// store first, then waits for each).
     func enrolSave() -> Int {
-        let ticket = waiters.withLock { waiters in
-            waiters.next += 1
-            waiters.saves[waiters.next] = .enrolled
-            return waiters.next
-        }
+        let ticket = waiters.withLock { $0.saves.enrol() }
         let editor = Editor.current
         transition { $0.save(ticket, editor: editor) }
         return ticket
@@ -136,19 +123,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     func awaitSave(_ ticket: Int) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let woken: (any Error)?? = waiters.withLock { waiters in
-                    switch waiters.saves[ticket] {
-                    case .enrolled?:
-                        waiters.saves[ticket] = .waiting(continuation)
-                        return .none
-                    case .woken(let failure)?:
-                        waiters.saves[ticket] = nil
-                        return .some(failure)
-                    case .waiting?, nil:  // cancelled before it waited
-                        return .some(CancellationError())
-                    }
-                }
-                guard let woken else { return }
+                guard let woken = waiters.withLock({ $0.saves.park(ticket, continuation) }) else { return }
                 if let failure = woken { continuation.resume(throwing: failure) } else { continuation.resume() }
             }
         } onCancel: {
@@ -157,9 +132,10 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     }
 
     private func cancelSave(_ ticket: Int) {
-        guard let waiter = waiters.withLock({ $0.saves.removeValue(forKey: ticket) }) else { return }
+        let (found, waiter) = waiters.withLock { $0.saves.cancel(ticket) }
+        guard found else { return }
         transition { $0.forgetSave(ticket) }
-        if case .waiting(let continuation) = waiter { continuation.resume(throwing: CancellationError()) }
+        waiter?.resume(throwing: CancellationError())
     }
 
     // MARK: - Transitions
@@ -186,20 +162,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     private func perform(_ effects: SyncEffects) {
         for error in effects.reports { report(error) }
         if !effects.wake.isEmpty {
-            let resumed = waiters.withLock { waiters in
-                effects.wake.compactMap { ticket, failure -> (CheckedContinuation<Void, any Error>, (any Error)?)? in
-                    switch waiters.saves[ticket] {
-                    case .waiting(let continuation)?:
-                        waiters.saves[ticket] = nil
-                        return (continuation, failure)
-                    case .enrolled?:
-                        waiters.saves[ticket] = .woken(failure)
-                        return nil
-                    case .woken?, nil:
-                        return nil
-                    }
-                }
-            }
+            let resumed = waiters.withLock { $0.saves.wake(effects.wake) }
             for (waiter, failure) in resumed { failure.map { waiter.resume(throwing: $0) } ?? waiter.resume() }
         }
         if effects.startWriting {
