@@ -4,8 +4,8 @@
 /// The map refers to the lease weakly, never to the store. An object referred to weakly gets a
 /// side table, through which every later retain and release of it goes — and a store is
 /// retained and released many times for each change it applies (a burst of 10,000 changed
-/// rows spent about a fifth of its CPU time so; issue 30). A lease is retained only when a
-/// handle or a query's member is made.
+/// rows took about a tenth more CPU time so; issue 30). A lease is retained only when a handle
+/// or a query's member is made.
 ///
 /// A store whose write is under way keeps its lease (see ``LiveStore/attach(_:)``), so a read
 /// meanwhile finds it, with the edit, even once every handle onto it is gone.
