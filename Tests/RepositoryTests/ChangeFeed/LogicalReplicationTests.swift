@@ -114,7 +114,8 @@ struct LogicalReplicationTests {
         try await database.query("INSERT INTO notes (id, body) SELECT i, 'row ' || i FROM generate_series(10, 59) AS i")
         let repository = LiveRepository(database, changes: .logicalReplication)
         let events = Recorder<LiveRecordError>()
-        let watcher = Task { for await error in repository.errors { events.append(error) } }
+        let stream = repository.errors  // subscribed now, not when the task runs
+        let watcher = Task { for await error in stream { events.append(error) } }
         defer { watcher.cancel() }
         var handles: [Var<Note>] = []
         for id in 10...59 { handles.append(try await repository.read(Note.self, id: Int64(id))) }

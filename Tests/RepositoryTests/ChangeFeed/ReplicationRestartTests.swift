@@ -23,7 +23,8 @@ struct ReplicationRestartTests {
         try await LiveSchema.publish("notes", on: database)
         let repository = LiveRepository(database, changes: .logicalReplication)
         let events = Recorder<LiveRecordError>()
-        let watcher = Task { for await error in repository.errors { events.append(error) } }
+        let stream = repository.errors  // subscribed now, not when the task runs
+        let watcher = Task { for await error in stream { events.append(error) } }
         defer { watcher.cancel() }
         var handles: [Var<Note>] = []
         for id in 1...50 { handles.append(try await repository.read(Note.self, id: Int64(id))) }

@@ -115,7 +115,8 @@ struct PoolFaultTests {
             try await database.query("SELECT count(*) FROM pg_stat_activity WHERE usename = $1", [role])[0].decode(Int.self, at: 0) == 1
         })
         let errors = Recorder<String>()
-        let reader = Task { for await error in repository.errors { errors.append("\(error)") } }
+        let stream = repository.errors  // subscribed now, not when the task runs
+        let reader = Task { for await error in stream { errors.append("\(error)") } }
         let people = try await withThrowingTaskGroup(of: Var<Contact>.self) { group in
             for id in 1...100 { group.addTask { try await repository.read(Contact.self, id: Int64(id)) } }
             return try await group.reduce(into: []) { $0.append($1) }

@@ -30,7 +30,9 @@ final class ErrorLog: Sendable {
     let errors = Recorder<String>()
     init(_ repository: LiveRepository) {
         let errors = errors
-        Task { for await error in repository.errors { errors.append("\(error)") } }
+        // Subscribed here, not in the task: an error reported before the task runs is kept.
+        let stream = repository.errors
+        Task { for await error in stream { errors.append("\(error)") } }
     }
 }
 
