@@ -85,26 +85,43 @@ extension LiveStore: AnyLiveStore {
     private static func refresh(_ stores: [LiveStore<Table>]) async throws {
         guard let first = stores.first else { return }
         let number = await first.readNumber()
-        let rows = try await first.table.read(stores.map { $0.id })
-        first.countReread(rows.count)
-        try apply(rows, to: stores, sequence: number)
+        let batch = try await first.table.readBatch(stores.map { $0.id })
+        first.countReread(batch.rowCount)
+        try apply(batch, to: stores, sequence: number)
     }
 
     func refresh(_ stores: [any AnyLiveStore], using query: FeedQuery) throws {
         let typed = stores.compactMap { $0 as? LiveStore<Table> }
         let number = sequenceNumber()
-        let rows = try table.read(typed.map { $0.id }, using: query)
-        countReread(rows.count)
-        try Self.apply(rows, to: typed, sequence: number)
+        let batch = try table.readBatch(typed.map { $0.id }, using: query)
+        countReread(batch.rowCount)
+        try Self.apply(batch, to: typed, sequence: number)
     }
 
-    /// Applies rows read as number `sequence`; a store whose row did not come back was deleted.
-    /// Two rows whose ids are one in Swift but two in the database are refused (``DistinctKeys``).
-    static func apply(_ rows: [(id: Table.ID, committed: Committed<Content>)], to stores: [LiveStore<Table>], sequence: UInt64) throws {
-        let byID = try DistinctKeys.byID(rows, table: stores.first?.table.qualifiedName ?? "")
+    /// Applies a read numbered `sequence` of `stores`' rows (``ReadBatch``, by position): a row at
+    /// the version its store holds only confirms it; a store whose row did not come back was
+    /// deleted. A row that does not decode leaves its store as it was, and is thrown once the
+    /// others are applied.
+    static func apply(_ batch: ReadBatch<Content>, to stores: [LiveStore<Table>], sequence: UInt64) throws {
+        var failure: (any Error)?
         MemberBatch.run {
-            for store in stores { store.applyRead(byID[store.id], sequence: sequence) }
+            for (store, found) in zip(stores, batch.found) {
+                switch found {
+                case nil:
+                    store.applyRead(nil, sequence: sequence)
+                case .decoded(let row)?:
+                    store.applyRead(row, sequence: sequence)
+                case .row(let index, let version)?:
+                    if store.confirmRead(version: version, sequence: sequence) { continue }
+                    do {
+                        store.applyRead(try batch.decode(index), sequence: sequence)
+                    } catch {
+                        failure = failure ?? error
+                    }
+                }
+            }
         }
+        if let failure { throw failure }
     }
 }
 

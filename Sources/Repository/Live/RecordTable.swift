@@ -13,6 +13,8 @@ struct RecordTable<R: Record>: Sendable {
     /// The statements that read one row, and many, by key (built once: a read is hot).
     private let selectOne: String
     private let selectMany: String
+    /// The statement that reads rows by key with their keys' positions (see ``readBatch(_:)``).
+    let selectIndexed: String
     /// A column a write may set to itself to give the row a new version without changing it:
     /// the first that this role may update and that is neither generated nor an identity
     /// column only DEFAULT may be assigned to, key columns last (nil when there is none).
@@ -40,6 +42,7 @@ struct RecordTable<R: Record>: Sendable {
         quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
         selectOne = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.equals(parameter: 1))"
         selectMany = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.isAny(parameter: 1))"
+        selectIndexed = "SELECT t.*, t.xmin AS \"\(RowVersion.column)\", k.\"\(TableKey.indexColumn)\" FROM \(key.indexedJoin(quoted, parameter: 1))"
     }
 
     /// Resolves `R.tableName` (`people`, `crm.people`, `"odd.name"`) through the server's search
@@ -84,7 +87,7 @@ struct RecordTable<R: Record>: Sendable {
     }
 
     /// One statement per 1,000 keys; a single key uses `k = $1`, which plans better than ANY.
-    private func selects(_ ids: [R.ID]) throws -> [(String, [SQLValue])] {
+    func selects(_ ids: [R.ID]) throws -> [(String, [SQLValue])] {
         try stride(from: 0, to: ids.count, by: 1000).map { start in
             reads?.withLock { $0.queries += 1 }
             if ids.count == 1 { return (selectOne, try key.values(of: ids[0])) }

@@ -34,6 +34,19 @@ struct TableKey: Sendable {
         return "(\(selectList)) IN (SELECT * FROM unnest(\(arrays)))"
     }
 
+    /// `unnest($n::bigint[], …) WITH ORDINALITY AS k(k1, …, "live.index") JOIN <table> AS t ON
+    /// t."a" = k.k1 AND …`: the rows whose keys are among ``arrays(of:)`` (as `t`), each with its
+    /// key's position in them, from 1 (as `"live.index"`).
+    func indexedJoin(_ table: String, parameter first: Int) -> String {
+        let arrays = zip(columns.indices, types).map { "$\(first + $0)::\($1)[]" }.joined(separator: ", ")
+        let parts = columns.indices.map { "k\($0 + 1)" }
+        let matches = zip(columns, parts).map { "t.\(SQLIdentifier.quoted($0)) = k.\($1)" }.joined(separator: " AND ")
+        return "unnest(\(arrays)) WITH ORDINALITY AS k(\(parts.joined(separator: ", ")), \"\(Self.indexColumn)\") JOIN \(table) AS t ON \(matches)"
+    }
+
+    /// The column of ``indexedJoin(_:parameter:)`` that gives a row's key's position.
+    static let indexColumn = "live.index"
+
     /// The parameters of ``equals(parameter:)``: the id's column values.
     func values(of id: some Encodable) throws -> [SQLValue] {
         let values = try KeyText.values(of: id, naming: naming)

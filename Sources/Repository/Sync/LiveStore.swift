@@ -222,6 +222,15 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
         transition { $0.applyRead(row, sequence: sequence) }
     }
 
+    /// Applies a read, numbered `sequence`, of the row at `version` when the store holds that
+    /// version and nothing else follows from it (see ``SyncState/confirmRead(version:sequence:)``);
+    /// false when the row must be decoded and applied.
+    func confirmRead(version: Content.Version, sequence: UInt64) -> Bool {
+        guard committedChanged == nil, let effects = cell.update({ $0.confirmRead(version: version, sequence: sequence) }) else { return false }
+        if !effects.isNothing { perform(effects) }
+        return true
+    }
+
     private func reread() async {
         let number = await sequence.nextRead()
         do {

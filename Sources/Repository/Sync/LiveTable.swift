@@ -15,12 +15,28 @@ protocol LiveTable<Content>: Sendable {
     /// The same, through the change feed's connection, on its thread.
     func read(_ ids: [ID], using query: FeedQuery) throws -> [(id: ID, committed: Committed<Content>)]
 
+    /// The same, for the stores of these ids, by position (see ``ReadBatch``).
+    func readBatch(_ ids: [ID]) async throws -> ReadBatch<Content>
+
+    /// The same, through the change feed's connection, on its thread.
+    func readBatch(_ ids: [ID], using query: FeedQuery) throws -> ReadBatch<Content>
+
     /// The values in rows the replication stream delivered whole, one for each; nil where the
     /// row must be read (an aggregate's rows always are).
     func committed(streamed rows: [StreamedRow]) -> [Committed<Content>?]
 
     /// Writes the fields of `write` if the rows are still at its base version.
     func write(_ write: SyncState<Content>.Write, id: ID) async throws -> WriteOutcome<Content>
+}
+
+extension LiveTable {
+    func readBatch(_ ids: [ID]) async throws -> ReadBatch<Content> {
+        try ReadBatch(ids, decoded: await read(ids), table: qualifiedName)
+    }
+
+    func readBatch(_ ids: [ID], using query: FeedQuery) throws -> ReadBatch<Content> {
+        try ReadBatch(ids, decoded: read(ids, using: query), table: qualifiedName)
+    }
 }
 
 /// Runs one statement on the change feed's connection (valid only during the feed's callback).

@@ -281,6 +281,18 @@ struct SyncState<Content: SyncContent> {
         return adopt(row, sequence: sequence, byWrite: false, seenAfter: sequence)
     }
 
+    /// ``applyRead(_:sequence:)`` of a row read at the version held, where that changes only
+    /// the bookkeeping: a version is the transaction that wrote the row, so the row is the one
+    /// held, and it need not be decoded, compared or shown. Nil when the read may do more —
+    /// local edits to reconcile, a write under way, a value not shown as committed, a deleted
+    /// row — and the row must be applied.
+    mutating func confirmRead(version: Content.Version, sequence: UInt64) -> SyncEffects? {
+        guard lifecycle == .live, !hasPending, !hasInFlight, showsCommitted, committed.version == version else { return nil }
+        guard sequence > appliedSequence else { return SyncEffects() }  // as applyRead: same version, nothing to read again
+        (appliedSequence, committedByWrite) = (sequence, false)
+        return advance()
+    }
+
     /// Makes `row` the committed state (numbered `sequence`; it shows the row as it was after
     /// reads up to `seenAfter` started).
     mutating func adopt(_ row: Committed<Content>, sequence: UInt64, byWrite: Bool, seenAfter: UInt64) -> SyncEffects {

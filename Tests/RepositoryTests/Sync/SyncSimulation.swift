@@ -162,9 +162,11 @@ struct SyncSimulation {
             guard !ready.isEmpty else { return }
             let read = reads.remove(at: ready[value % ready.count])
             let snapshot = read.snapshot!  // swiftlint:disable:this force_unwrapping
-            perform(read.forConflict
-                ? state.writeConflicted(theirs: snapshot, sequence: read.sequence)
-                : state.applyRead(snapshot, sequence: read.sequence))
+            if read.forConflict {
+                perform(state.writeConflicted(theirs: snapshot, sequence: read.sequence))
+            } else {
+                perform(applyRead(snapshot, sequence: read.sequence))
+            }
         case .writeStep:
             writeStep()
         case .failWrite:
@@ -201,6 +203,31 @@ struct SyncSimulation {
         let version = (transactions &* 0x9E37_79B1) & 0xFFFF_FFFF  // a bijection on 32 bits: never repeats
         commitOrder[version] = transactions
         return version
+    }
+
+    /// A read's row applied as a store applies it: a row at the version held only confirms it
+    /// when it can (``SyncState/confirmRead(version:sequence:)``) — which must leave the state
+    /// and ask for the effects that applying the row does.
+    private mutating func applyRead(_ row: Committed<TwoColumnContent>?, sequence: UInt64) -> SyncEffects {
+        var confirmed = state
+        guard let row, let effects = confirmed.confirmRead(version: row.version, sequence: sequence) else {
+            return state.applyRead(row, sequence: sequence)
+        }
+        let applied = state.applyRead(row, sequence: sequence)
+        if Self.summary(confirmed, effects) != Self.summary(state, applied) {
+            violations.append("confirming a read at the held version left \(Self.summary(confirmed, effects)), applying it \(Self.summary(state, applied))")
+        }
+        state = confirmed
+        return effects
+    }
+
+    /// What a state shows of itself, and what a transition asked for.
+    private static func summary(_ state: State, _ effects: SyncEffects) -> String {
+        "value \(state.value) \(state.lifecycle) committed \(state.committed.value) v\(state.committed.version)@\(state.appliedSequence) "
+            + "pending \(state.pending.keys.sorted()) inFlight \(state.inFlight?.fields.sorted() ?? []) settled \(state.settled)/\(state.edits) "
+            + "writing \(state.isWriting) held \(String(describing: state.heldAnnouncement)) streamed \(String(describing: state.streamed)) "
+            + "effects publish \(String(describing: effects.publish)) write \(effects.startWriting) reread \(effects.reread) "
+            + "reports \(effects.reports.count) wake \(effects.wake.map(\.ticket))"
     }
 
     private mutating func startRead(forConflict: Bool = false) {

@@ -1,0 +1,58 @@
+extension RecordTable {
+    /// The rows with these keys, each with its version and the position of its key, decoded
+    /// only when asked: a store that holds a row at the version read does not decode it.
+    func readBatch(_ ids: [R.ID]) async throws -> ReadBatch<RecordContent<R>> {
+        var results: [QueryResult] = []
+        for (sql, parameters) in try batchSelects(ids) { results.append(try await database.query(sql, parameters)) }
+        return try batch(of: results, count: ids.count)
+    }
+
+    /// The same, through `query` (the change feed's connection, on its own thread).
+    func readBatch(_ ids: [R.ID], using query: FeedQuery) throws -> ReadBatch<RecordContent<R>> {
+        try batch(of: batchSelects(ids).map { try query($0, $1) }, count: ids.count)
+    }
+
+    /// The most keys one statement of a batch reads.
+    private static var batchSize: Int { 1000 }
+
+    /// One statement per ``batchSize`` keys, which gives each row its key's position; a single
+    /// key uses `k = $1` (its row, if any, is the key's).
+    private func batchSelects(_ ids: [R.ID]) throws -> [(String, [SQLValue])] {
+        guard ids.count > 1 else { return try selects(ids) }
+        return try stride(from: 0, to: ids.count, by: Self.batchSize).map { start in
+            reads?.withLock { $0.queries += 1 }
+            return (selectIndexed, try key.arrays(of: Array(ids[start..<min(start + Self.batchSize, ids.count)])))
+        }
+    }
+
+    /// The rows of `results` (``batchSelects(_:)``'s, in order) for `count` keys. A key that
+    /// matches two rows (a declared key that is not unique) keeps the first, as reads do.
+    private func batch(of results: [QueryResult], count: Int) throws -> ReadBatch<RecordContent<R>> {
+        typealias Found = ReadBatch<RecordContent<R>>.Found
+        var found = [Found?](repeating: nil, count: count)
+        // Each result's rows are numbered on from the previous result's.
+        var parts: [(first: Int, result: QueryResult, layout: ColumnLayout, version: Int)] = []
+        var rowCount = 0
+        for (chunk, result) in results.enumerated() where !result.isEmpty {
+            let version = try result.columnIndex(RowVersion.column, decoding: Int64.self)
+            let position = count > 1 ? try result.columnIndex(TableKey.indexColumn, decoding: Int64.self) : nil
+            for row in result.indices {
+                var at = 0
+                if let position { at = chunk * Self.batchSize + Int(try result.cell(row: row, column: position).decodeInteger(Int64.self)) - 1 }
+                guard found.indices.contains(at), found[at] == nil else { continue }
+                found[at] = .row(rowCount + row, version: try result.cell(row: row, column: version).decodeInteger(Int64.self))
+            }
+            parts.append((rowCount, result, ColumnLayout(result: result, naming: R.columnNaming), version))
+            rowCount += result.count
+        }
+        reads?.withLock { $0.rows += rowCount }
+        return ReadBatch(found: found, rowCount: rowCount) { index in
+            guard let part = parts.last(where: { $0.first <= index }) else {
+                throw PostgresError(.invalidStatement, "\(qualifiedName): no row \(index) was read")
+            }
+            let row = index - part.first
+            let record = try R(from: RowDecoder(row: Row(result: part.result, index: row), layout: part.layout))
+            return Committed(value: record, version: try part.result.cell(row: row, column: part.version).decodeInteger(Int64.self))
+        }
+    }
+}
