@@ -25,21 +25,22 @@ public struct CollectionChanges<ID: Hashable & Sendable>: Sendable, Hashable {
         self.updated = updated
     }
 
-    /// The changes from `old` to `new`.
+    /// The changes from `old` to `new`. Records are compared as the database holds them: one
+    /// that holds NaN where it did before is not updated.
     public init<Element: Equatable>(from old: IdentifiedArray<ID, Element>, to new: IdentifiedArray<ID, Element>) {
         inserted = []
         updated = []
         removed = []
         if old.ids == new.ids {
             // The common case — values changed in place: compare by position, no hashing.
-            for (index, element) in new.elements.enumerated() where old.elements[index] != element {
+            for (index, element) in new.elements.enumerated() where ElementEquality.differs(old.elements[index], element) {
                 updated.append(new.ids[index])
             }
             return
         }
         for (id, element) in zip(new.ids, new.elements) {
             if let before = old[id: id] {
-                if before != element { updated.append(id) }
+                if ElementEquality.differs(before, element) { updated.append(id) }
             } else {
                 inserted.append(id)
             }

@@ -85,7 +85,7 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
 
     /// A member's store changed: show its value. False when `id` is not a member (any more).
     mutating func memberChanged(_ id: Element.ID, to element: Element) -> Bool {
-        guard members[id] != nil, elements[id: id] != element else { return false }
+        guard members[id] != nil, elements[id: id].map({ ElementEquality.differs($0, element) }) ?? true else { return false }
         return place([id: element], removing: [])
     }
 
@@ -95,7 +95,7 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         var upserts: [Element.ID: Element] = [:]
         for (id, store) in stores where members[id]?.store === store {
             let value = store.value
-            if elements[id: id] != value { upserts[id] = value }
+            if elements[id: id].map({ ElementEquality.differs($0, value) }) ?? true { upserts[id] = value }
         }
         return !upserts.isEmpty && place(upserts, removing: [])
     }
@@ -109,7 +109,7 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         var upserts: [Element.ID: Element] = [:]
         for element in new.elements {
             guard let member = members[element.id], let before = elements[id: element.id],
-                  before != element else { continue }
+                  ElementEquality.differs(before, element) else { continue }
             changed.append((member.store, before, element))
             upserts[element.id] = element
             edited.insert(element.id)
@@ -126,7 +126,7 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
 
     /// Puts `upserts` where the order says and drops `removals`; whether anything changed.
     private mutating func place(_ upserts: [Element.ID: Element], removing removals: Set<Element.ID>) -> Bool {
-        let changed = removals.contains { elements[id: $0] != nil } || upserts.contains { elements[id: $0.key] != $0.value }
+        let changed = removals.contains { elements[id: $0] != nil } || upserts.contains { id, new in elements[id: id].map { ElementEquality.differs($0, new) } ?? true }
         guard changed else { return false }
         if upserts.count + removals.count > 32 {
             placeMany(upserts, removing: removals)

@@ -118,6 +118,23 @@ struct LiveQueryTests {
         }
     }
 
+    @Test("rows holding NaN are compared as the database holds them: a live query's changes() never lists them as updated for another row's change, and rewriting NaN tells nobody")
+    func nanRowsAreNotUpdates() async throws {
+        try await database.query("CREATE TABLE readings (id bigint PRIMARY KEY, d float8 NOT NULL)")
+        try await database.query("INSERT INTO readings VALUES (1, 'NaN'), (2, 1), (3, 'NaN')")
+        try await LiveSchema.enable("readings", on: database)
+        let readings = try await repository.readAll(Reading.self, orderBy: [.ascending(\.id)])
+        let changes = Recorder<CollectionChanges<Int64>>()
+        let subscription = readings.observe { changes.append($0.changes()) }
+        defer { subscription.cancel() }
+        try await psql("INSERT INTO readings VALUES (4, 2)", database: database)
+        #expect(try await eventually { changes.all.count == 1 })
+        try await psql("UPDATE readings SET d = 'NaN' WHERE id = 1", database: database)  // a new row version, the same value
+        try await psql("UPDATE readings SET d = 5 WHERE id = 2", database: database)
+        #expect(try await eventually { readings.value[id: 2]?.d == 5 && changes.all.count >= 2 })
+        #expect(changes.all == [CollectionChanges(inserted: [4]), CollectionChanges(updated: [2])])
+    }
+
     struct Scored: Record, Equatable {
         static let tableName = "scored"
         var id: Int64
