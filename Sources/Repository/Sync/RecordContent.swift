@@ -41,7 +41,8 @@ enum RecordContent<R: Record>: SyncContent {
         return differs(a, b)
     }
 
-    static func name(of field: String) -> String { field }
+    /// The column the property is stored in (a conflict names columns).
+    static func name(of field: String) -> String { R.columnNaming.columnName(field) }
 
     static func rowVersion(_ version: Int64) -> Int64 { version }
 }
