@@ -150,13 +150,21 @@ struct LiveColumnTypesTests {
         #expect(live?.column == "mood")
     }
 
-    @Test("a live row updated to an enum label Swift lacks: the failure is reported once, naming the label, and the handle follows once the row is fixed")
+    @Test("a live row updated to an enum label Swift lacks: the failure is reported once, naming the label, the other row of the statement is applied, read returns the held value, and the handle follows once the row is fixed")
     func unknownLabelOnLiveRow() async throws {
+        try await database.withConnection { connection in
+            try await connection.execute(script: "CREATE TEMP TABLE copy AS SELECT * FROM every_type WHERE id = 1; UPDATE copy SET id = 2; INSERT INTO every_type SELECT * FROM copy")
+        }
         let row = try await repository.read(EveryType.self, id: 1)
+        let other = try await repository.read(EveryType.self, id: 2)
         let errors = ErrorLog(repository)
         try await database.query("ALTER TYPE mood ADD VALUE 'sad'")
-        try await database.query("UPDATE every_type SET mood = 'sad' WHERE id = 1")
-        #expect(try await eventually { !errors.errors.all.isEmpty })
+        // One statement: row 1 no longer decodes, row 2 does, and is applied.
+        try await database.query("UPDATE every_type SET mood = CASE id WHEN 1 THEN 'sad'::mood ELSE mood END, amount = 5 WHERE id IN (1, 2)")
+        #expect(try await eventually { !errors.errors.all.isEmpty && other.value.amount == 5 })
+        #expect(row.value.mood == .calm && row.value.amount.isNaN, "the row that does not decode keeps its value")
+        let again = try await repository.read(EveryType.self, id: 1)
+        #expect(again.value.mood == .calm && again.value.amount.isNaN, "read returns the shared live value")
         try await database.query("UPDATE every_type SET mood = 'calm', amount = 7 WHERE id = 1")
         #expect(try await eventually { row.value.amount == 7 })
         let reported = errors.errors.all
