@@ -61,6 +61,31 @@ extension LiveRecordTests {
         #expect(try await eventually { here.value.name == "Dijkstra" && here.value.email == "ewd@example.com" })
     }
 
+    /// A record whose `name` property is stored in a column of another name.
+    struct RenamedContact: Record, Equatable {
+        static let tableName = "renamed_contacts"
+        static var columnNaming: ColumnNaming { ColumnNaming { $0 == "name" ? "Display Name" : $0 } }
+        var id: Int64
+        var name: String
+    }
+
+    @Test("a conflict names the column, not the property, under a record's own column naming")
+    func conflictNamesColumns() async throws {
+        try await database.query(#"CREATE TABLE renamed_contacts (id bigint PRIMARY KEY, "Display Name" text NOT NULL)"#)
+        try await database.query(#"INSERT INTO renamed_contacts VALUES (1, 'Ada')"#)
+        try await LiveSchema.enable("renamed_contacts", on: database)
+        let here = try await repository.read(RenamedContact.self, id: 1)
+        try await commitUnderneath(#"UPDATE renamed_contacts SET "Display Name" = 'Lovelace' WHERE id = 1"#) {
+            here[\.name].value = "Countess"
+        }
+        let error = await #expect(throws: LiveRecordError.self) { try await here.save() }
+        guard case .conflict(_, _, let columns, _, _, .databaseWins) = error else {
+            Issue.record("expected a conflict, got \(String(describing: error))")
+            return
+        }
+        #expect(columns == ["Display Name"] && "\(error.map { "\($0)" } ?? "")".contains(#"another writer changed "Display Name" first"#), "\(String(describing: error))")
+    }
+
     @Test("with localWins, the local value is written over the other writer's; the conflict is reported, save succeeds")
     func localWins() async throws {
         let insistent = LiveRepository(database, conflictPolicy: .localWins)
