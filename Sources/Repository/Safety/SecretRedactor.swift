@@ -84,13 +84,30 @@ public struct SecretRedactor: Sendable {
     /// fragment — and, for a password written raw (holding `?`, `#`, `/` or `@`), up to the
     /// last `@` of the whole text.
     private static func userInfoPasswords(in text: String) -> [String] {
-        guard let scheme = text.range(of: "://") else { return [] }
+        guard let scheme = text.range(of: "://") else { return schemelessPasswords(in: text) }
         let rest = text[scheme.upperBound...]
         let beforeQuery = rest.prefix { $0 != "?" && $0 != "#" }
         return [beforeQuery, rest].compactMap { part in
             guard let at = part.lastIndex(of: "@"), let colon = part[..<at].firstIndex(of: ":") else { return nil }
             return String(part[part.index(after: colon)..<at])
         }
+    }
+
+    /// The same for a URL whose scheme is missing or malformed (`user:pw@host/db`,
+    /// `//user:pw@host`, `postgres:/user:pw@host`), which libpq quotes whole in its complaint:
+    /// the user-info precedes the last `@`, after the last `/` before it (or, for a raw password
+    /// holding `/`, after the first). Text with spaces or `=` there is a conninfo string, left to
+    /// ``passwordAssignments(in:)``.
+    private static func schemelessPasswords(in text: String) -> [String] {
+        let beforeQuery = text.prefix { $0 != "?" && $0 != "#" }
+        guard let at = beforeQuery.lastIndex(of: "@") else { return [] }
+        let head = beforeQuery[..<at]
+        guard !head.contains(where: { $0.isWhitespace || $0 == "=" }) else { return [] }
+        let starts = [head.lastIndex(of: "/"), head.firstIndex(of: "/")].map { $0.map(head.index(after:)) ?? head.startIndex }
+        return Set(starts).compactMap { start in
+            guard let colon = head[start...].firstIndex(of: ":") else { return nil }
+            return String(head[head.index(after: colon)...])
+        }.filter { !$0.isEmpty }
     }
 
     /// Whether `text` is a URL with user-info (`scheme://…@`), which may hold a password.

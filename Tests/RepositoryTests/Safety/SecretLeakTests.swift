@@ -36,6 +36,11 @@ struct SecretLeakTests {
         "postgres://app:?#%S3kr1tPwx9@127.0.0.1:1/db",
         "postgres://app:Pwx9@:/?#S3kr1t&= x@127.0.0.1:1/db",
         "postgres://app:Pwx9@S3kr1t?c#%&@127.0.0.1:1/db",
+        // No scheme, or a malformed one: libpq reads a conninfo string, and quotes it whole in its complaint (a stranger's run).
+        "app:S3kr1tPwx9@127.0.0.1:1/db",
+        "//app:S3kr1tPwx9@127.0.0.1:1/db",
+        "postgres:/app:S3kr1tPwx9@127.0.0.1:1/db",
+        "postgres//app:S3kr1t/Pwx9@127.0.0.1:1/db",
     ]
 
     /// The pieces no output may hold.
@@ -53,7 +58,7 @@ struct SecretLeakTests {
         return await child.completion().text
     }
 
-    @Test("27 connection strings through Database: errors, descriptions and dumps hold no piece of the password",
+    @Test("31 connection strings through Database: errors, descriptions and dumps hold no piece of the password",
           arguments: shapes)
     func database(shape: String) async throws {
         var seen = ""
