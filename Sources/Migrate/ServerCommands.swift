@@ -16,10 +16,10 @@ struct Create: AsyncParsableCommand {
         let maintenance = Database(configuration.database("postgres"), maximumConnections: 1)
         defer { maintenance.close() }
         if try await !maintenance.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]).isEmpty {
-            return StandardOutput.line("Database \(name) already exists.")
+            return StandardOutput.line("Database \(TerminalText.escaped(name)) already exists.")
         }
         try await maintenance.withConnection { try await $0.execute(script: "CREATE DATABASE \(SQLIdentifier.quoted(name))") }
-        StandardOutput.line("Created database \(name).")
+        StandardOutput.line("Created database \(TerminalText.escaped(name)).")
     }
 }
 

@@ -11,6 +11,7 @@ struct DatabaseCommand: AsyncParsableCommand {
     struct URL: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print a connection string for the demo's database (starting the local server if needed), for DATABASE_URL; one set already is printed unless it holds a password.")
+        @OptionGroup var output: OutputOptions
 
         func run() async throws {
             if let url = ProcessInfo.processInfo.environment["DATABASE_URL"] {
@@ -18,10 +19,11 @@ struct DatabaseCommand: AsyncParsableCommand {
                 guard SecretRedactor(scanning: [url]).redact(url) == url else {
                     throw DemoError("DATABASE_URL holds a password, which demo never prints: use DATABASE_URL itself")
                 }
-                return print(TerminalText.escaped(url))
+                return print(output.json ? Output.encode(["url": url]) : TerminalText.escaped(url))
             }
             let server = try await LocalServer.start(.persistent(directory: DemoSession.localDirectory))
-            print("host=\(conninfoQuoted(server.socketDirectory)) port=\(server.port) user=\(server.superuser) dbname=postgres")
+            let url = "host=\(conninfoQuoted(server.socketDirectory)) port=\(server.port) user=\(server.superuser) dbname=postgres"
+            print(output.json ? Output.encode(["url": url]) : TerminalText.escaped(url))
         }
     }
 
@@ -37,19 +39,23 @@ struct DatabaseCommand: AsyncParsableCommand {
 
     struct Stop: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop the local server (the data stays).")
+        @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let directory = DemoSession.localDirectory
             guard let server = try await LocalServer.running(in: directory) else {
-                return print("The local server in \(directory) is not running.")
+                return print(output.json ? Output.encode(["directory": directory, "stopped": "false"])
+                             : "The local server in \(TerminalText.escaped(directory)) is not running.")
             }
             try await server.stop()
-            print("Stopped the local server in \(directory). The next demo command starts it again.")
+            print(output.json ? Output.encode(["directory": directory, "stopped": "true"])
+                  : "Stopped the local server in \(TerminalText.escaped(directory)). The next demo command starts it again.")
         }
     }
 
     struct Reset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop the local server and delete its data.")
+        @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let directory = DemoSession.localDirectory
@@ -57,7 +63,8 @@ struct DatabaseCommand: AsyncParsableCommand {
             if FileManager.default.fileExists(atPath: directory) {
                 try FileManager.default.removeItem(atPath: directory)
             }
-            print("Deleted the local database in \(directory). The next demo command starts a fresh one.")
+            print(output.json ? Output.encode(["directory": directory, "deleted": "true"])
+                  : "Deleted the local database in \(TerminalText.escaped(directory)). The next demo command starts a fresh one.")
         }
     }
 }
@@ -95,9 +102,9 @@ struct DatabaseStatus: Encodable {
             return "Using DATABASE_URL: \(running ? "reachable" : "NOT reachable")."
         }
         guard running, let processID, let psql else {
-            return "The local server in \(directory ?? "?") is not running; the next demo command starts it."
+            return "The local server in \(TerminalText.escaped(directory ?? "?")) is not running; the next demo command starts it."
         }
-        return "The local server in \(directory ?? "?") is running (pid \(processID)).\nConnect with: \(psql)"
+        return "The local server in \(TerminalText.escaped(directory ?? "?")) is running (pid \(processID)).\nConnect with: \(TerminalText.escaped(psql))"
     }
 }
 

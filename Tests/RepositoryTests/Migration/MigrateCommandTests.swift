@@ -150,6 +150,17 @@ struct MigrateCommandTests {
         try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(name))")
     }
 
+    @Test("create shows a database name holding control characters escaped")
+    func createEscapesName() async throws {
+        let name = "created_\u{1B}[2J_\(UInt32.random(in: 0...UInt32.max))"
+        let url = try await TestServer.connectionString(database: name)
+        for _ in 0..<2 {  // created, then already there
+            let run = try await migrate("create", "--database-url", url)
+            #expect(run.status == 0 && !run.output.contains("\u{1B}") && run.output.contains("created_\\u{1b}[2J_"), "\(run.output.debugDescription)")
+        }
+        try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(name))")
+    }
+
     @Test("with no URL, libpq's PG variables name the database, not the demo's")
     func libpqEnvironment() async throws {
         let directory = try MigrationDirectory(["0001_notes.sql": "-- migrate:up\nCREATE TABLE notes (id int);\n-- migrate:down\nDROP TABLE notes;\n"])

@@ -46,6 +46,20 @@ struct HostileTextTests {
         #expect(!raw.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || ($0.value < 0x20 && $0 != "\n") }, "\(raw.debugDescription)")
     }
 
+    @Test("demo db shows a data directory holding control characters escaped; every db command takes --json")
+    func demoDatabaseCommands() async throws {
+        let directory = NSTemporaryDirectory() + "demo-\u{1B}[2J-\(UInt32.random(in: 0...UInt32.max))"
+        let demo = DemoProcess(environment: ["DEMO_DATA_DIRECTORY": directory])
+        for command in [["db", "status"], ["db", "stop"]] {
+            let run = try await demo.run(command)
+            #expect(!run.output.contains("\u{1B}") && run.output.contains("demo-\\u{1b}[2J-"), "\(command): \(run.output.debugDescription)")
+            let json = try await demo.run(command + ["--json"])
+            #expect(json.status == 0 && json.output.hasPrefix("{") && !json.output.contains("\u{1B}"), "\(command) --json: \(json.output.debugDescription)")
+        }
+        let reset = try await demo.run(["db", "reset", "--json"])
+        #expect(reset.status == 0 && reset.output.contains("\"deleted\""), "\(reset.output)")
+    }
+
     @Test("a watch survives a forged payload with ESC and a flood of 20,000: stderr stays escaped and short")
     func watchFlood() async throws {
         let database = try await TestServer.makeDatabase()
