@@ -37,38 +37,47 @@ let logger = {
 }()
 let heartbeat = Duration.seconds(environment["HEARTBEAT_SECONDS"].flatMap(Double.init) ?? 15)
 
-let database = Database(try .environment(), maximumConnections: 8, logger: logger)
-try await AddressBook.migrate(database)
-let book = AddressBook(database)
-let everyone = try await book.people()   // one live query, kept current for GET /people and its events
-let feed = PeopleFeed(everyone)
-let page = try Page()
+// A start-up failure (no database, a wrong password, a migration that fails) is one line on
+// standard error, passwords removed, and exit status 1 — not a crash with a backtrace.
+let redactor = SecretRedactor(scanning: CommandLine.arguments, environment: environment)
+do {
+    let database = Database(try .environment(), maximumConnections: 8, logger: logger)
+    try await AddressBook.migrate(database)
+    let book = AddressBook(database)
+    let everyone = try await book.people()   // one live query, kept current for GET /people and its events
+    let feed = PeopleFeed(everyone)
+    let page = try Page()
 
-let router = Router()
-router.get("/") { _, _ in page.response() }
-router.get("people") { _, _ in everyone.value.elements }
-router.get("people/events") { request, _ in
-    if let prefix = request.uri.queryParameters["prefix"].map(String.init) {
-        // This client's own live query; the feed, and with it the query, lives as long as the stream.
-        let own = PeopleFeed(try await book.repository.readAll(Person.Row.self, where: "name LIKE $1",
-                                                               parameters: [try likePrefix(prefix)], orderBy: [.ascending(\.name)]))
-        let events = own.events(after: nil).map { [own] event in withExtendedLifetime(own) { event } }
-        return EventStream.response(to: request, events.cancelOnGracefulShutdown(), heartbeat: heartbeat)
+    let router = Router()
+    router.get("/") { _, _ in page.response() }
+    router.get("people") { _, _ in everyone.value.elements }
+    router.get("people/events") { request, _ in
+        if let prefix = request.uri.queryParameters["prefix"].map(String.init) {
+            // This client's own live query; the feed, and with it the query, lives as long as the stream.
+            let own = PeopleFeed(try await book.repository.readAll(Person.Row.self, where: "name LIKE $1",
+                                                                   parameters: [try likePrefix(prefix)], orderBy: [.ascending(\.name)]))
+            let events = own.events(after: nil).map { [own] event in withExtendedLifetime(own) { event } }
+            return EventStream.response(to: request, events.cancelOnGracefulShutdown(), heartbeat: heartbeat)
+        }
+        let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.uri.queryParameters["since"].map(String.init)
+        return EventStream.response(to: request, feed.events(after: lastEventID).cancelOnGracefulShutdown(), heartbeat: heartbeat)
     }
-    let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.uri.queryParameters["since"].map(String.init)
-    return EventStream.response(to: request, feed.events(after: lastEventID).cancelOnGracefulShutdown(), heartbeat: heartbeat)
-}
-try await AddressCountRoutes(repository: book.repository, heartbeat: heartbeat).add(to: router)
-PersonRoutes(book: book, heartbeat: heartbeat).add(to: router)
+    try await AddressCountRoutes(repository: book.repository, heartbeat: heartbeat).add(to: router)
+    PersonRoutes(book: book, heartbeat: heartbeat).add(to: router)
 
-let port = environment["PORT"].flatMap(Int.init) ?? 8080
-let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
-                      onServerRunning: { _ in logger.info("listening", metadata: ["port": "\(port)"]) }, logger: logger)
-// Shut down in reverse order: the HTTP server (its requests in flight finish first — a PATCH
-// waits for its write, which may wait for a row lock), then the repository (flushing, 10 s at
-// most), then the pool. After 25 s in all, what is left is cancelled: under the 30 s Kubernetes
-// allows between SIGTERM and SIGKILL.
-var configuration = ServiceGroupConfiguration(services: [database, book.repository, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-configuration.maximumGracefulShutdownDuration = .seconds(25)
-let services = ServiceGroup(configuration: configuration)
-try await services.run()
+    let port = environment["PORT"].flatMap(Int.init) ?? 8080
+    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+                          onServerRunning: { _ in logger.info("listening", metadata: ["port": "\(port)"]) }, logger: logger)
+    // Shut down in reverse order: the HTTP server (its requests in flight finish first — a PATCH
+    // waits for its write, which may wait for a row lock), then the repository (flushing, 10 s at
+    // most), then the pool. After 25 s in all, what is left is cancelled: under the 30 s Kubernetes
+    // allows between SIGTERM and SIGKILL.
+    var configuration = ServiceGroupConfiguration(services: [database, book.repository, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    configuration.maximumGracefulShutdownDuration = .seconds(25)
+    let services = ServiceGroup(configuration: configuration)
+    try await services.run()
+} catch {
+    let line = "\(error)".split(whereSeparator: \.isNewline).joined(separator: " ")
+    FileHandle.standardError.write(Data("LiveServer: \(TerminalText.escaped(redactor.redact(line), limit: 2_000))\n".utf8))
+    exit(1)
+}
