@@ -80,6 +80,35 @@ struct LiveQueryTests {
         subscription.cancel()
     }
 
+    @Test("a live query's load cancelled while its statement waits for a lock throws CancellationError at once, also when the table has a live query already")
+    func cancelledLoad() async throws {
+        let first = try await byName()  // the table's router exists from now on
+        let locker = Database(database.configuration, maximumConnections: 1)
+        defer { locker.close() }
+        try await locker.withConnection { connection in
+            try await connection.execute(script: "BEGIN; LOCK TABLE contacts IN ACCESS EXCLUSIVE MODE")
+            let outcome = Recorder<String>()
+            let load = Task {
+                do {
+                    _ = try await byName("email IS NOT NULL")
+                    outcome.append("loaded")
+                } catch is CancellationError {
+                    outcome.append("cancelled")
+                } catch {
+                    outcome.append("\(error)")
+                }
+            }
+            let waiting = try await eventually {
+                try await database.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")[0].decode(Int64.self, at: 0) > 0
+            }
+            load.cancel()
+            let settled = try await eventually(timeout: .seconds(10)) { !outcome.all.isEmpty }
+            try await connection.execute(script: "ROLLBACK")  // also when the test fails: nothing is left waiting
+            #expect(waiting && settled && outcome.all == ["cancelled"], "\(outcome.all)")
+        }
+        #expect(first.value.count == 3)
+    }
+
     @Test("a condition ending in a line comment reads as written; an empty one is refused in one line")
     func conditionComments() async throws {
         let commented = try await byName("email IS NOT NULL -- the ones we can write to")

@@ -36,10 +36,31 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
         let check: QueryRoutes<R.ID>.Check = predicate.condition.flatMap {
             CompiledCondition.compile($0, parameters: predicate.parameters, columns: columns)
         }.map { .here($0) } ?? (predicate.condition == nil ? .here(.always) : .server)
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            queries.withLock { $0[id] = Entry(query: query, predicate: predicate, load: continuation) }
-            if routes.withLock({ $0.add(id, check) }) { startLoop() }
+        // Cancelled, the caller stops waiting for the router's loop, and the query is forgotten.
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                queries.withLock { $0[id] = Entry(query: query, predicate: predicate, load: continuation) }
+                if Task.isCancelled { return cancelLoad(id) }
+                if routes.withLock({ $0.add(id, check) }) { startLoop() }
+            }
+        } onCancel: {
+            cancelLoad(id)
         }
+    }
+
+    /// The first load's waiter of query `id`, taken: whoever takes it resumes it, once.
+    private func takeLoad(_ id: ObjectIdentifier) -> CheckedContinuation<Void, any Error>? {
+        queries.withLock { queries in
+            defer { queries[id]?.load = nil }
+            return queries[id]?.load
+        }
+    }
+
+    /// A load whose task was cancelled: unless it already ended, its waiter throws, and the query is forgotten.
+    private func cancelLoad(_ id: ObjectIdentifier) {
+        guard let load = takeLoad(id) else { return }
+        forget(id)
+        load.resume(throwing: CancellationError())
     }
 
     /// A query that went away: it is no longer routed to, and what it held is forgotten. Its
@@ -88,17 +109,15 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
         do {
             try await query.refresh(nil)
             routes.withLock { $0.record(id, checked: nil, matching: Set(query.elements.ids)) }
-            queries.withLock { $0[id]?.load }?.resume()
+            takeLoad(id)?.resume()
         } catch {
-            if let load = queries.withLock({ $0[id]?.load }) {
-                queries.withLock { $0[id] = nil }
-                routes.withLock { $0.remove(id) }
+            if let load = takeLoad(id) {
+                forget(id)
                 return load.resume(throwing: error)
             }
             routes.withLock { $0.runFailed(id) }
             repository?.report(.refreshFailed(table: table.qualifiedName, error))
         }
-        queries.withLock { $0[id]?.load = nil }
     }
 
     /// The query registered as `id`, or nil (and forgotten) when it is gone.
