@@ -36,6 +36,10 @@ struct MigrationSections {
                     guard let kind = words.first, ["up", "down"].contains(kind), !markers.contains(where: { $0.kind == kind }) else {
                         throw MigrationError(.invalidFile, "\(file):\(lineNumber): unexpected marker \"-- migrate:\(marker)\"; expected one -- migrate:up and at most one -- migrate:down")
                     }
+                    // dbmate's one option; a misspelt one would silently run the section in a transaction.
+                    if let unknown = words.dropFirst().first(where: { !["transaction:false", "transaction:true"].contains($0) }) {
+                        throw MigrationError(.invalidFile, "\(file):\(lineNumber): unknown option \(TerminalText.quotedForMessage(unknown)) on the -- migrate:\(kind) marker; the one option is transaction:false")
+                    }
                     if !markers.isEmpty { markers[markers.count - 1].end = line.lowerBound }
                     markers.append((kind, lineNumber + 1, !words.contains("transaction:false"), line.upperBound + 1, buffer.count))
                 } else if markers.isEmpty, !(first + 1 < line.upperBound && buffer[first] == 0x2D && buffer[first + 1] == 0x2D) {
@@ -79,17 +83,21 @@ struct MigrationSections {
         return Section(sql: trimmed(text[...]), line: 1, inTransaction: inTransaction)
     }
 
-    /// The text after `-- migrate:` on this line, if it is a marker line. Other comment lines
+    /// The text after `-- migrate:` on this line, if it is a marker line — with any blanks
+    /// between the dashes and `migrate:`, or none, as dbmate reads them. Other comment lines
     /// are told apart by their bytes, without making a string of each.
     private static func marker(_ buffer: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> Substring? {
-        let prefix: StaticString = "-- migrate:"
-        let first = firstNonBlank(buffer, line)
+        let prefix: StaticString = "migrate:"
+        var first = firstNonBlank(buffer, line)
+        guard line.upperBound - first >= 2, buffer[first] == 0x2D, buffer[first + 1] == 0x2D else { return nil }
+        first += 2
+        while first < line.upperBound, buffer[first] == 0x20 || buffer[first] == 0x09 { first += 1 }
         guard line.upperBound - first >= prefix.utf8CodeUnitCount,
               UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount).elementsEqual(buffer[first..<first + prefix.utf8CodeUnitCount]) else {
             return nil
         }
-        let text = String(decoding: buffer[line], as: UTF8.self).trimmingCharacters(in: .whitespaces)
-        return text.dropFirst(prefix.utf8CodeUnitCount)
+        let text = String(decoding: buffer[(first + prefix.utf8CodeUnitCount)..<line.upperBound], as: UTF8.self)
+        return Substring(text.trimmingCharacters(in: .whitespaces))
     }
 
     /// The file's bytes with every line break made `\n`.

@@ -68,7 +68,7 @@ extension Migrator {
             }
         }
         guard problems.isEmpty else {
-            throw MigrationError(.drift, "validation failed:\n  " + problems.joined(separator: "\n  "))
+            throw MigrationError(.drift, "validation failed: " + problems.joined(separator: "; "))
         }
     }
 

@@ -71,8 +71,8 @@ struct AdoptTests {
         try project.root.write("db/migrations/\(project.pending)_create_players.sql", "-- migrate:up\nSELECT 1;\n")
         let mixed = #expect(throws: MigrationError.self) { try Migrator(directory: directory) }
         #expect(mixed?.message.contains("SQL before the -- migrate:up marker") == true, "\(mixed?.message ?? "")")
-        // Markers dbmate reads but this tool does not are never taken for plain SQL (their down section would run).
-        for (up, down) in [("--migrate:up", "--migrate:down"), ("-- +goose Up", "-- +goose Down"), ("-- +migrate Up", "-- +migrate Down")] {
+        // Other tools' markers this tool does not read are never taken for plain SQL (their down section would run).
+        for (up, down) in [("-- +goose Up", "-- +goose Down"), ("-- +migrate Up", "-- +migrate Down")] {
             let sections = try MigrationDirectory(["0001_a.sql": "\(up)\nCREATE TABLE a (id int);\n\(down)\nDROP TABLE a;\n"])
             defer { sections.remove() }
             #expect(throws: MigrationError.self, "\(up)") { try sections.migrator() }

@@ -29,10 +29,19 @@ struct MigrationFileTests {
         ("0001_x.sql", "SELECT 1;\n-- migrate:up\nSELECT 2;", "0001_x.sql:1: SQL before the -- migrate:up marker"),
         ("0001_x.sql", "-- migrate:down\nSELECT 1;", "no -- migrate:up section"),
         ("0001_x.sql", "-- migrate:up\nSELECT 1;\n-- migrate:up\nSELECT 2;", "0001_x.sql:3: unexpected marker"),
+        ("0001_x.sql", "-- migrate:up transaction:flase\nSELECT 1;", #"0001_x.sql:1: unknown option "transaction:flase" on the -- migrate:up marker"#),
     ])
     func malformed(fileName: String, contents: String, expected: String) {
         let error = #expect(throws: MigrationError.self) { try Migration(fileName: fileName, contents: contents) }
         #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("dbmate's markers with any blanks after the dashes, or none, as dbmate reads them")
+    func markerSpacing() throws {
+        for marker in ["--migrate:", "--  migrate:", "--\tmigrate:", "  -- migrate:"] {
+            let migration = try Migration(fileName: "0001_a.sql", contents: "\(marker)up transaction:false\nCREATE TABLE a (id int);\n\(marker)down\nDROP TABLE a;\n")
+            #expect(migration.up == "CREATE TABLE a (id int);" && migration.down == "DROP TABLE a;" && !migration.upRunsInTransaction, "\(marker)")
+        }
     }
 
     @Test("duplicate versions are refused")
