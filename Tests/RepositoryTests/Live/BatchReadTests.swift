@@ -7,21 +7,8 @@ import Testing
 /// confirms it.
 @Suite("Batched re-reads")
 struct BatchReadTests {
-    struct Account: Record, Equatable {
-        static let tableName = "accounts"
-        var userId: String
-        var name: String
-        var id: String { userId }
-    }
-
-    struct Member: Record, Equatable {
-        static let tableName = "members"
-        struct ID: Hashable, Codable, Sendable { var projectId: Int64; var userId: String }
-        var projectId: Int64
-        var userId: String
-        var role: String
-        var id: ID { ID(projectId: projectId, userId: userId) }
-    }
+    typealias Account = OwnKeyTests.Account
+    typealias Member = Membership
 
     @Test("after a reconnection, rows changed unannounced show it, a deleted one is deleted, and the unchanged ones tell nobody — keys of one text column and of two columns")
     func reconnectionReadsByPosition() async throws {
@@ -40,9 +27,9 @@ struct BatchReadTests {
         let log = ErrorLog(repository)
         var accounts: [String: Var<Account>] = [:]
         for id in ["ada", "grace", "édouard"] { accounts[id] = try await repository.read(Account.self, id: id) }
-        var members: [Member.ID: Var<Member>] = [:]
+        var members: [Member.Key: Var<Member>] = [:]
         for (project, user) in [(7, "ada"), (7, "grace"), (8, "ada"), (8, "o'brien")] {
-            let id = Member.ID(projectId: Int64(project), userId: user)
+            let id = Member.Key(projectId: Int64(project), userId: user)
             members[id] = try await repository.read(Member.self, id: id)
         }
         let told = Recorder<String>()
@@ -56,11 +43,11 @@ struct BatchReadTests {
         let rowsBefore = repository.rowsRead
         try await database.query("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% (change feed)'",
                                  [database.name()])
-        let changed = Member.ID(projectId: 8, userId: "o'brien")
+        let changed = Member.Key(projectId: 8, userId: "o'brien")
         #expect(try await eventually { members[changed]?.value.role == "admin" && accounts["grace"]?.liveState == .deleted })
         #expect(try await eventually { repository.rowsRead - rowsBefore >= 6 }, "every live row read again: \(repository.rowsRead - rowsBefore)")
         #expect(Set(told.all) == ["grace", "8/o'brien"], "\(told.all)")
-        #expect(accounts["édouard"]?.value.name == "Édouard" && members[Member.ID(projectId: 7, userId: "grace")]?.value.role == "viewer")
+        #expect(accounts["édouard"]?.value.name == "Édouard" && members[Member.Key(projectId: 7, userId: "grace")]?.value.role == "viewer")
         #expect(log.errors.all.contains { $0.contains("listening again") }, "\(log.errors.all)")
 
         // Confirmed rows are still followed, and written.
