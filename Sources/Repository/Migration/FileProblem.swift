@@ -32,6 +32,8 @@ enum FileProblem {
         }
         if error.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(error.code))) }
         switch error.code {
+        case NSFileReadUnknownError:
+            return "unreadable (a symbolic-link loop, or not a regular file?)"
         case NSFileReadNoPermissionError: return "permission denied"
         case NSFileReadNoSuchFileError: return "no such file (a broken or looping symbolic link?)"
         default: return error.localizedFailureReason ?? "error \(error.code)"

@@ -57,6 +57,8 @@ public struct Migration: Sendable, Hashable {
     /// - Throws: ``MigrationError`` when the name or the sections are malformed.
     public init(fileName: String, path: String? = nil, contents: String) throws {
         guard let (version, name) = Self.versionAndName(fileName) else {
+            // Read as another tool's layout, for the reason it refuses the name (a version too long, say).
+            _ = try MigrationFileName(fileName)
             throw MigrationError(.invalidFile, "\(fileName): a migration file is named NNNN_name.sql or YYYYMMDDHHMMSS_name.sql")
         }
         let sections = try MigrationSections(marked: contents, file: path ?? fileName)

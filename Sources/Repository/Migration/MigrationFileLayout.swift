@@ -59,7 +59,10 @@ struct MigrationFileName: Hashable {
         }
         let digits = stem.prefix { $0.isASCII && $0.isNumber }
         let rest = stem.dropFirst(digits.count)
-        guard !digits.isEmpty, digits.count <= 18, rest.hasPrefix("_"), let number = Int64(digits) else {
+        if digits.count > 18, rest.hasPrefix("_") {
+            throw MigrationError(.invalidFile, "\(fileName): a version has at most 18 digits (a timestamp YYYYMMDDHHMMSS has 14), this one \(digits.count)")
+        }
+        guard !digits.isEmpty, rest.hasPrefix("_"), let number = Int64(digits) else {
             throw MigrationError(.invalidFile, "\(fileName): a migration file is named NNNN_name.sql or YYYYMMDDHHMMSS_name.sql (or, from another tool, NNNN_name.up.sql and NNNN_name.down.sql, or V1__name.sql)")
         }
         let name = rest.dropFirst()

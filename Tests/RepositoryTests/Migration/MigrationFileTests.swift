@@ -29,6 +29,7 @@ struct MigrationFileTests {
         ("0001_x.sql", "SELECT 1;\n-- migrate:up\nSELECT 2;", "0001_x.sql:1: SQL before the -- migrate:up marker"),
         ("0001_x.sql", "-- migrate:down\nSELECT 1;", "no -- migrate:up section"),
         ("0001_x.sql", "-- migrate:up\nSELECT 1;\n-- migrate:up\nSELECT 2;", "0001_x.sql:3: unexpected marker"),
+        ("1000000000000000000_x.sql", "-- migrate:up\nSELECT 1;", "a version has at most 18 digits"),
         ("0001_x.sql", "-- migrate:up transaction:flase\nSELECT 1;", #"0001_x.sql:1: unknown option "transaction:flase" on the -- migrate:up marker"#),
     ])
     func malformed(fileName: String, contents: String, expected: String) {
