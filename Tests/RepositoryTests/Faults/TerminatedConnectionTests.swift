@@ -85,6 +85,12 @@ struct TerminatedConnectionTests {
         defer { database.close() }
         try await database.query("CREATE TABLE runs (id serial PRIMARY KEY, kind text NOT NULL)")
         let insert = "INSERT INTO runs (kind) VALUES ($1)"
+        // A connection of its own, open before a backend stops: the shared admin pool's may all be
+        // in a DROP DATABASE (another suite's), which waits for every backend — the stopped one
+        // too — to absorb a barrier, so that a terminate sent through them would never run.
+        let terminator = Database(try await TestServer.shared.value.admin, maximumConnections: 1)
+        defer { terminator.close() }
+        _ = try await terminator.query("SELECT 1")
         for kind in ["query", "transaction", "batch"] {
             let (connection, pid) = try await database.withConnection { connection in
                 // Prepared now, the statement goes out behind its marker with nothing ahead.
@@ -94,7 +100,7 @@ struct TerminatedConnectionTests {
             // Stopped, the backend acts on the signal only once continued: before it reads anything more.
             kill(pid, SIGSTOP)
             defer { kill(pid, SIGCONT) }
-            _ = try await TestServer.admin.value.query("SELECT pg_terminate_backend($1)", [pid])
+            _ = try await terminator.query("SELECT pg_terminate_backend($1)", [pid])
             let write = Task {
                 switch kind {
                 case "query": try await database.query(insert, [kind])

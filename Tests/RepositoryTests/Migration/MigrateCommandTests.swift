@@ -137,7 +137,7 @@ struct MigrateCommandTests {
         #expect(try await migrate(["repair", "--version", "2"] + common).output.contains("not applied"))
     }
 
-    @Test("create makes the database the URL names (once); wait returns once the server accepts connections")
+    @Test("create makes the database the URL names (once), showing a name with control characters escaped; wait returns once the server accepts connections")
     func createAndWait() async throws {
         let name = "created_\(UInt32.random(in: 0...UInt32.max))"
         let url = try await TestServer.connectionString(database: name)
@@ -148,17 +148,14 @@ struct MigrateCommandTests {
         let nowhere = try await migrate("wait", "--database-url", "postgres://nobody@127.0.0.1:1/none", "--timeout", "1")
         #expect(nowhere.status != 0 && nowhere.output.contains("did not accept connections within 1 s"), "\(nowhere.output)")
         try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(name))")
-    }
-
-    @Test("create shows a database name holding control characters escaped")
-    func createEscapesName() async throws {
-        let name = "created_\u{1B}[2J_\(UInt32.random(in: 0...UInt32.max))"
-        let url = try await TestServer.connectionString(database: name)
+        // A name holding control characters is shown escaped (dropped after: one DROP DATABASE at a time here).
+        let hostile = "created_\u{1B}[2J_\(UInt32.random(in: 0...UInt32.max))"
+        let hostileURL = try await TestServer.connectionString(database: hostile)
         for _ in 0..<2 {  // created, then already there
-            let run = try await migrate("create", "--database-url", url)
+            let run = try await migrate("create", "--database-url", hostileURL)
             #expect(run.status == 0 && !run.output.contains("\u{1B}") && run.output.contains("created_\\u{1b}[2J_"), "\(run.output.debugDescription)")
         }
-        try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(name))")
+        try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(hostile))")
     }
 
     @Test("with no URL, libpq's PG variables name the database, not the demo's")
