@@ -3,12 +3,17 @@ import Foundation
 /// Reading a migration file, with errors that name the file and say what is wrong with it.
 enum FileProblem {
     /// The file's text.
-    /// - Throws: ``MigrationError`` naming the file: a directory, unreadable (permissions, a
-    ///   symbolic-link loop…), or not UTF-8 (with the offending byte's offset).
+    /// - Throws: ``MigrationError`` naming the file: a directory, not a regular file (a named
+    ///   pipe, which reading would wait on forever, or a device such as `/dev/zero`, which
+    ///   never ends), unreadable (permissions, a symbolic-link loop…), or not UTF-8 (with the
+    ///   offending byte's offset).
     static func readText(_ path: String) throws -> String {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw MigrationError(.invalidFile, "\(path) is a directory, not a migration file")
+        }
+        if let kind = notRegular(path) {
+            throw MigrationError(.invalidFile, "\(path) is \(kind), not a migration file")
         }
         let data: Data
         do {
@@ -22,6 +27,20 @@ enum FileProblem {
             throw MigrationError(.invalidFile, "\(path) is not valid UTF-8\(offset); save it as UTF-8")
         }
         return text
+    }
+
+    /// What the file is when it is not a regular one (symbolic links followed); nil for a
+    /// regular file, or one that cannot be looked at (reading it then says why).
+    private static func notRegular(_ path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG, S_IFDIR: return nil
+        case S_IFIFO: return "a named pipe"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFSOCK: return "a socket"
+        default: return "not a regular file"
+        }
     }
 
     /// The system's words for a file error, without Foundation's dump.

@@ -63,7 +63,7 @@ struct MigrationRefusalTests {
         #expect(try await database.query("SELECT one()")[0].decode(Int.self, at: 0) == 1)
     }
 
-    @Test("files that cannot be migrations: a directory, a symbolic-link loop, invalid UTF-8, a duplicate version — each named")
+    @Test("files that cannot be migrations: a directory, a symbolic-link loop, a named pipe, a device, invalid UTF-8, a duplicate version — each named")
     func unreadableFiles() async throws {
         let directory = try MigrationDirectory()
         defer { directory.remove() }
@@ -79,6 +79,18 @@ struct MigrationRefusalTests {
             #expect(!"\(error)".contains("NSCocoaErrorDomain") && !"\(error)".contains("error 256"), "\(error)")
         }
         try FileManager.default.removeItem(atPath: directory.path + "/0002_loop.sql")
+
+        // A named pipe would be waited on forever, a device read forever: both refused, named.
+        #expect(mkfifo(directory.path + "/0002_pipe.sql", 0o600) == 0)
+        do { _ = try Migrator(directory: directory.path); Issue.record("a named pipe was read") } catch {
+            #expect("\(error)".contains("0002_pipe.sql is a named pipe, not a migration file"), "\(error)")
+        }
+        try FileManager.default.removeItem(atPath: directory.path + "/0002_pipe.sql")
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/0002_zero.sql", withDestinationPath: "/dev/zero")
+        do { _ = try Migrator(directory: directory.path); Issue.record("a device was read") } catch {
+            #expect("\(error)".contains("0002_zero.sql is a device, not a migration file"), "\(error)")
+        }
+        try FileManager.default.removeItem(atPath: directory.path + "/0002_zero.sql")
 
         try Data([0x2D, 0x2D, 0x20, 0xFF, 0xFE]).write(to: URL(fileURLWithPath: directory.path + "/0003_latin.sql"))
         do { _ = try Migrator(directory: directory.path); Issue.record("invalid UTF-8 was read") } catch {
