@@ -117,9 +117,10 @@ enum Input {
 
     /// The address whose id is `text` or starts with it.
     static func address(_ text: String, of person: Person) throws -> UUID {
-        let prefix = text.lowercased()
+        let prefix = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        guard !prefix.isEmpty else { throw DemoError("the address id must not be empty (give it, or a unique prefix, as `demo show \(person.id)` prints it)") }
         let matches = person.addresses.filter { $0.id.uuidString.lowercased().hasPrefix(prefix) }
-        guard !prefix.isEmpty, let match = matches.first else {
+        guard let match = matches.first else {
             throw AddressBookError.noSuchAddress(person: person.id, address: text)
         }
         guard matches.count == 1 else { throw DemoError("'\(text)' matches several addresses of person \(person.id); give more of the id") }

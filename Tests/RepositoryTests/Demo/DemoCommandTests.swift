@@ -53,6 +53,9 @@ struct DemoCommandTests {
             #expect(run.errors.hasPrefix("demo: "), "\(arguments): \(run.errors)")
         }
         #expect(try await demo.run("show", "99").errors == "demo: no person has id 99\n")
+        let someone = try await demo.json(BookPerson.self, "add", "Someone", "--json")
+        let empty = try await demo.run("remove-address", "\(someone.id)", " ")
+        #expect(empty.status != 0 && empty.errors.hasPrefix("demo: the address id must not be empty"), "\(empty.errors)")
     }
 
     @Test("a wrong DATABASE_URL is a one-line error that never shows the password")
