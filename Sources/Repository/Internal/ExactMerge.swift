@@ -119,13 +119,13 @@ enum ExactMerge {
         }
     }
 
-    /// Values compared directly: floats by bits, other scalars and strings by equality; nil
+    /// Values compared directly: floats by bits, strings by their UTF-8, other scalars by equality; nil
     /// when the values are not of one such type.
     private static func atomSame(_ a: Any, _ b: Any) -> Bool? {
         switch (a, b) {
         case let (x as Double, y as Double): x.bitPattern == y.bitPattern
         case let (x as Float, y as Float): x.bitPattern == y.bitPattern
-        case let (x as String, y as String): x == y
+        case let (x as String, y as String): x.utf8.elementsEqual(y.utf8)  // not canonical equivalence: the bytes
         case let (x as Bool, y as Bool): x == y
         case let (x as Data, y as Data): x == y
         case let (x as any BinaryInteger, y as any BinaryInteger): type(of: x) == type(of: y) && isEqual(x, y)

@@ -5,6 +5,10 @@ public import Foundation
 /// Text values are sent with an unspecified type so the server infers it from context
 /// (`$1` compared with a `bigint` column is read as a `bigint`, inserted into `jsonb` is parsed
 /// as JSON); bytes are sent in binary as `bytea`. Values never become part of the SQL text.
+///
+/// Two values are equal when they send the same bytes: texts are compared by their UTF-8, not
+/// as Swift compares `String`s (canonically equivalent spellings, such as an `é` precomposed
+/// and an `e` followed by a combining accent, are different values to the database).
 public enum SQLValue: Sendable, Hashable {
     /// SQL `NULL`.
     case null
@@ -12,6 +16,29 @@ public enum SQLValue: Sendable, Hashable {
     case text(String)
     /// Raw bytes, sent in binary as `bytea`.
     case bytes([UInt8])
+
+    /// Whether `lhs` and `rhs` send the same bytes.
+    public static func == (lhs: SQLValue, rhs: SQLValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.text(let a), .text(let b)): a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+        case (.bytes(let a), .bytes(let b)): a == b
+        default: false
+        }
+    }
+
+    /// Hashes the value (values equal by ``==(_:_:)`` hash alike).
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .text(let text):
+            hasher.combine(1)
+            hasher.combine(text)  // texts with the same bytes are equal Strings too
+        case .bytes(let bytes):
+            hasher.combine(2)
+            hasher.combine(bytes)
+        }
+    }
 }
 
 /// A Swift value that can be sent as a statement parameter.

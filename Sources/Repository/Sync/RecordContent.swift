@@ -25,10 +25,14 @@ enum RecordContent<R: Record>: SyncContent {
         try ExactMerge.replacing(fields, in: target, from: source)
     }
 
+    /// Whether the two differ as the database holds them. `==` cannot tell: `String`'s is
+    /// canonical equivalence (a precomposed `é` equals `e` and a combining accent, which the
+    /// database stores, sorts and compares as different text), `Double`'s makes `0.0` equal to
+    /// `-0.0`, and a type's own may compare only some properties. So unless the two are the
+    /// same bit for bit, their columns are compared as stored (NaN is NaN; a `Date` is kept to
+    /// the microsecond). One that cannot be encoded counts as changed: observers hear of it.
     static func differs(_ a: R, _ b: R) -> Bool {
-        if equalIfEquatable(a, b) == true { return false }
-        // Not known equal: compare as the database holds them (NaN is NaN; a `Date` is kept to
-        // the microsecond). One that cannot be encoded counts as changed: observers hear of it.
+        if isBitwiseIdentical(a, b) { return false }
         guard let a = try? RecordColumns(a), let b = try? RecordColumns(b) else { return true }
         return !a.changedProperties(since: b).isEmpty
     }

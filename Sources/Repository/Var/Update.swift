@@ -93,11 +93,14 @@ protocol ChangeTest<Value>: Sendable {
     func changed(_ old: Value, _ new: Value) -> Bool
 }
 
-/// `!=` of `E`, for values of a type `Value` that is `E`.
+/// `!=` of `E`, for values of a type `Value` that is `E`; for a `String`, a change of its bytes
+/// (`String`'s `==` is canonical equivalence: a precomposed `é` equals `e` and a combining
+/// accent, which are different text to the database).
 private struct Inequality<Value, E: Equatable>: ChangeTest {
     func changed(_ old: Value, _ new: Value) -> Bool {
         // Value is E here, so these casts only re-label the values.
-        unsafeBitCast(old, to: E.self) != unsafeBitCast(new, to: E.self)
+        if E.self == String.self { return !unsafeBitCast(old, to: String.self).utf8.elementsEqual(unsafeBitCast(new, to: String.self).utf8) }
+        return unsafeBitCast(old, to: E.self) != unsafeBitCast(new, to: E.self)
     }
 }
 
@@ -115,4 +118,16 @@ func equalIfEquatable<T>(_ a: T, _ b: T) -> Bool? {
         unsafeBitCast(a, to: E.self) == unsafeBitCast(b, to: E.self)
     }
     return equal(type)
+}
+
+/// Whether `a` and `b` are the same bit for bit: the same scalars, and references to the same
+/// storage (a `String` copied, not rebuilt). Then they are one value however it is compared or
+/// stored. False says nothing: equal values may differ in their bits (separate storage,
+/// padding), so callers compare another way then.
+func isBitwiseIdentical<T>(_ a: T, _ b: T) -> Bool {
+    withUnsafeBytes(of: a) { x in
+        withUnsafeBytes(of: b) { y in
+            x.elementsEqual(y)
+        }
+    }
 }
