@@ -134,19 +134,13 @@ extension SQLStatements.Statement {
         }
     }
 
-    /// The first word (and for `START` and `PREPARE` the second) after leading block comments,
+    /// The first word (and for `START` and `PREPARE` the second) after leading white space and
+    /// comments (`-- …` to the end of the line, `/* … */` nested as PostgreSQL nests them),
     /// compared byte by byte: a few bytes read, nothing allocated, whatever the statement's
     /// length. (Static helpers rather than nested functions: those would capture, and an
     /// unoptimized build checks every access to a captured variable.)
     private static func transactionControl(_ bytes: UnsafePointer<UInt8>, count: Int) -> String? {
-        var index = 0
-        while index < count, SQLLexer.isSpace(bytes[index]) || startsComment(bytes, count, index) {
-            if !startsComment(bytes, count, index) { index += 1; continue }
-            index += 2
-            while index + 1 < count, !(bytes[index] == 0x2A && bytes[index + 1] == 0x2F) { index += 1 }  // */
-            index += 2
-        }
-        let first = word(bytes, count, from: min(index, count))
+        let first = word(bytes, count, from: afterSpaceAndComments(bytes, count))
         guard !first.isEmpty else { return nil }
         // The one command this word could be, by its first letter and length; START and PREPARE
         // only with TRANSACTION after them.
@@ -168,6 +162,34 @@ extension SQLStatements.Statement {
         var next = first.upperBound
         while next < count, !isLetter(bytes[next]) { next += 1 }
         return matches(bytes, word(bytes, count, from: next), "TRANSACTION") ? "\(command) TRANSACTION" : nil
+    }
+
+    /// Where the first byte that is neither white space nor in a comment is (`count` if none).
+    private static func afterSpaceAndComments(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int {
+        var index = 0
+        while index < count {
+            if SQLLexer.isSpace(bytes[index]) {
+                index += 1
+            } else if index + 1 < count, bytes[index] == 0x2D, bytes[index + 1] == 0x2D {  // --
+                while index < count, bytes[index] != 0x0A { index += 1 }
+            } else if startsComment(bytes, count, index) {
+                var depth = 0
+                repeat {
+                    if startsComment(bytes, count, index) {
+                        depth += 1
+                        index += 2
+                    } else if index + 1 < count, bytes[index] == 0x2A, bytes[index + 1] == 0x2F {  // */
+                        depth -= 1
+                        index += 2
+                    } else {
+                        index += 1
+                    }
+                } while depth > 0 && index < count
+            } else {
+                break
+            }
+        }
+        return min(index, count)
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool { byte & 0x80 != 0 || (byte | 0x20) &- 0x61 < 26 }

@@ -46,6 +46,10 @@ struct MigrationRefusalTests {
         try await expectRefusal(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n  rollback ;\n"], "0001_a.sql:3: ROLLBACK")
         try await expectRefusal(["0001_a.sql": "-- migrate:up\n/* start */ START TRANSACTION;\n"], "0001_a.sql:2: START TRANSACTION")
         try await expectRefusal(["0001_a.sql": "-- migrate:up\nSAVEPOINT s;\n"], "transaction:false")
+        // Behind comments of every kind: a line comment after a block comment, nested block comments.
+        try await expectRefusal(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n/* step 2 */ -- commit what we have\nCOMMIT;\nCREATE TABLE b (id int);\nSELECT 1/0;\n"],
+                                "0001_a.sql:3: COMMIT in a section that runs in a transaction")
+        try await expectRefusal(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n/* x */\n-- y\n/* a /* b */ c */ commit;\n"], "0001_a.sql:3: COMMIT")
         try await expectRefusal(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n-- migrate:down\nDROP TABLE a;\nCOMMIT;\n"],
                                 "0001_a.sql:5: COMMIT")
         // Not at statement level: in a dollar-quoted body, a string, a comment, an atomic body.
@@ -55,6 +59,7 @@ struct MigrationRefusalTests {
             CREATE PROCEDURE tidy() LANGUAGE plpgsql AS $$ BEGIN COMMIT; END $$;
             INSERT INTO notes VALUES ('COMMIT;'), (E'it\\'s; ROLLBACK;');
             -- COMMIT;
+            /* outer /* inner */ COMMIT; */
             CREATE FUNCTION one() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; END;
             """])
         defer { fine.remove() }
