@@ -133,6 +133,13 @@ extension Migrator {
                               note: " (earlier statements of this transaction:false section stay applied; no history row was written)")
             }
         }
+        // A BEGIN without its COMMIT: the history row would join that transaction, and both
+        // would be rolled back when the connection closes, after `up` said it applied them.
+        if await connection.isInTransaction {
+            await connection.rollback()
+            throw MigrationError(.failed, "\(down ? migration.downSource : migration.source): the section left a transaction open (a BEGIN without its COMMIT); "
+                                 + "what ran in it was rolled back and no history row was written (statements before that BEGIN stay applied)")
+        }
     }
 
     /// `file:line: message (SQLSTATE …) in: <the statement's first line>`, the line being where

@@ -65,6 +65,14 @@ public actor Connection {
         isReusable.store(false, ordering: .relaxed)
     }
 
+    /// Whether a transaction is open on the connection — begun and not ended — as of its last
+    /// statement.
+    var isInTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle.pointer)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
     /// Whether the connection is open and healthy as far as libpq knows.
     /// (As of its last statement: while one runs, the poller's thread may be using libpq's
     /// connection.)
