@@ -20,8 +20,31 @@ struct MigrationHistory {
 
     let table: String
     let connection: Connection
+    /// The table named with its schema as the server resolved it (see ``resolvingSchema()``).
+    private var resolved: String?
 
-    var quotedTable: String { SQLIdentifier.quoted(qualified: table) }
+    init(table: String, connection: Connection) {
+        self.table = table
+        self.connection = connection
+    }
+
+    /// The table's name in SQL: with its schema once resolved, so that a migration changing the
+    /// `search_path` (a `pg_dump` file sets it to `''`) does not move the history away.
+    var quotedTable: String { resolved ?? SQLIdentifier.quoted(qualified: table) }
+
+    /// This history with its table named by schema: the table the name finds now (or, if there
+    /// is none, where `CREATE TABLE` would put it) — kept when the `search_path` has no schema.
+    func resolvingSchema() async throws -> MigrationHistory {
+        let row = try await connection.query("""
+            SELECT coalesce(n.nspname, CASE WHEN cardinality(p) > 1 THEN p[cardinality(p) - 1] ELSE current_schema() END),
+                   coalesce(c.relname, p[cardinality(p)])
+            FROM parse_ident($1) AS p LEFT JOIN pg_class c ON c.oid = to_regclass($1) LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
+            """, [quotedTable])[0]
+        guard let schema = try row.decode(String?.self, at: 0) else { return self }
+        var history = self
+        history.resolved = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(try row.decode(String.self, at: 1))
+        return history
+    }
 
     /// The advisory lock's two keys: "migr", and a stable number for the table — named with its
     /// schema as the server resolves it, so that `hs` and `public.hs` take one lock.

@@ -62,15 +62,18 @@ public struct Migrator: Sendable {
     /// Runs `body` on one connection holding the migration lock.
     func locked<T>(_ database: Database, _ body: (MigrationHistory) async throws -> T) async throws -> T {
         try await database.withConnection { connection in
-            let history = MigrationHistory(table: historyTable, connection: connection)
-            let lock = try await history.lock(timeout: lockTimeout)
+            // Closed, not reused, once the run is over: migrations may have changed its session
+            // (`SET search_path`, `SET ROLE`, temporary tables) for whoever took it next.
+            defer { connection.isReusable.store(false, ordering: .relaxed) }
+            let unresolved = MigrationHistory(table: historyTable, connection: connection)
+            let lock = try await unresolved.lock(timeout: lockTimeout)
             do {
-                let result = try await body(history)
-                try await history.unlock(lock)
+                let result = try await body(unresolved.resolvingSchema())
+                try await unresolved.unlock(lock)
                 return result
             } catch {
                 // If the connection broke, the server released the lock with the session.
-                try? await history.unlock(lock)
+                try? await unresolved.unlock(lock)
                 throw error
             }
         }
