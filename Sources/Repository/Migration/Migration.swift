@@ -79,8 +79,9 @@ public struct Migration: Sendable, Hashable {
         self.downSource = downSource
         self.upLine = up.line
         self.downLine = down?.line ?? 1
-        // Sections read from files have "\n" line ends already; migrations built in code may not.
-        let normalized = MigrationSections.contains(UInt8(ascii: "\r"), in: up.sql) ? up.sql.replacingOccurrences(of: "\r\n", with: "\n") : up.sql
+        // Sections read from files come with their text with "\n" line ends; migrations built in code may not.
+        let normalized = up.withNewlines
+            ?? (MigrationSections.contains(UInt8(ascii: "\r"), in: up.sql) ? up.sql.replacingOccurrences(of: "\r\n", with: "\n") : up.sql)
         self.checksum = SHA256.hex(normalized)
     }
 

@@ -2,17 +2,22 @@ import Foundation
 
 /// The up and down SQL of a migration file, read in one pass over its UTF-8 bytes.
 ///
-/// A section's text is its lines, each ended by `\n` whatever the file's line breaks (`\n`,
-/// `\r\n`, `\r`, or another break `Character.isNewline` knows), with trailing white space
-/// removed: the checksum of the up section does not depend on how the file was checked out.
-/// Once breaks are `\n`, a section is one slice of the file, found with `memchr`: fast in a
-/// debug build too.
+/// Markers are found on lines ended by any break (`\n`, `\r\n`, `\r`, or another break
+/// `Character.isNewline` knows). A section's SQL is the file's own bytes, sent as they are (a
+/// U+2028 or a form feed inside a string literal stays one), without trailing white space; its
+/// checksum is taken of the same text with every break made `\n`, so it does not depend on how
+/// the file was checked out. Once breaks are `\n`, a section is one slice of the file, found with
+/// `memchr`: fast in a debug build too.
 struct MigrationSections {
     struct Section {
+        /// The SQL as the file has it.
         var sql: String
         /// The 1-based line of the file on which the section's text starts.
         var line: Int
         var inTransaction: Bool
+        /// The SQL with every line break made `\n`, when that is not ``sql`` itself: what the
+        /// checksum is taken of.
+        var withNewlines: String? = nil
     }
 
     var up: Section
@@ -24,7 +29,7 @@ struct MigrationSections {
     init(marked contents: String, file: String) throws {
         let text = try Self.normalized(contents, file: file)
         var markers: [(kind: String, line: Int, inTransaction: Bool, start: Int, end: Int)] = []
-        try text.withUnsafeBufferPointer { buffer in
+        try text.bytes.withUnsafeBufferPointer { buffer in
             var lineNumber = 0
             var lines = LineSlices(buffer)
             while let line = lines.next() {
@@ -49,8 +54,8 @@ struct MigrationSections {
         }
         func section(_ kind: String) -> Section? {
             markers.first { $0.kind == kind }.map { marker in
-                let slice = marker.start < marker.end ? text[marker.start..<marker.end] : []
-                return Section(sql: Self.trimmed(slice), line: marker.line, inTransaction: marker.inTransaction)
+                text.section(marker.start < marker.end ? marker.start..<marker.end : marker.start..<marker.start,
+                             line: marker.line, inTransaction: marker.inTransaction)
             }
         }
         guard let up = section("up") else { throw MigrationError(.invalidFile, "\(file): no -- migrate:up section") }
@@ -75,12 +80,12 @@ struct MigrationSections {
     /// line `-- no-transaction` (sqlx's directive) runs it outside a transaction.
     static func whole(_ contents: String, file: String) throws -> Section {
         let text = try normalized(contents, file: file)
-        let firstLine = text.withUnsafeBufferPointer { buffer in
+        let firstLine = text.bytes.withUnsafeBufferPointer { buffer in
             var lines = LineSlices(buffer)
             return lines.next().map { String(decoding: buffer[$0], as: UTF8.self) } ?? ""
         }
         let inTransaction = firstLine.trimmingCharacters(in: .whitespaces) != "-- no-transaction"
-        return Section(sql: trimmed(text[...]), line: 1, inTransaction: inTransaction)
+        return text.section(0..<text.bytes.count, line: 1, inTransaction: inTransaction)
     }
 
     /// The text after `-- migrate:` on this line, if it is a marker line — with any blanks
@@ -100,26 +105,46 @@ struct MigrationSections {
         return Substring(text.trimmingCharacters(in: .whitespaces))
     }
 
+    /// A file's bytes with every line break made `\n`, and where each of those bytes came from.
+    private struct Normalized {
+        /// The bytes, breaks made `\n`.
+        var bytes: [UInt8]
+        /// The file's own bytes, and the offset in them of each of ``bytes`` (and of its end):
+        /// nil when the file had no other break.
+        var original: (bytes: [UInt8], offsets: [Int])?
+
+        /// The section at `range` of ``bytes``: the file's own text there, trimmed, and the
+        /// normalized text when it differs.
+        func section(_ range: Range<Int>, line: Int, inTransaction: Bool) -> Section {
+            let normalized = MigrationSections.trimmed(bytes[range])
+            guard let (file, offsets) = original else { return Section(sql: normalized, line: line, inTransaction: inTransaction) }
+            let sql = MigrationSections.trimmed(file[offsets[range.lowerBound]..<offsets[range.upperBound]])
+            return Section(sql: sql, line: line, inTransaction: inTransaction, withNewlines: sql == normalized ? nil : normalized)
+        }
+    }
+
     /// The file's bytes with every line break made `\n`.
     /// - Throws: ``MigrationError`` for a NUL byte, with its line.
-    private static func normalized(_ contents: String, file: String) throws -> [UInt8] {
+    private static func normalized(_ contents: String, file: String) throws -> Normalized {
         var contents = contents
         return try contents.withUTF8 { buffer in
-            guard let base = buffer.baseAddress else { return [] }
+            guard let base = buffer.baseAddress else { return Normalized(bytes: []) }
             if let found = memchr(base, 0, buffer.count) {
                 let offset = UnsafeRawPointer(found) - UnsafeRawPointer(base)
                 let line = 1 + UnsafeBufferPointer(rebasing: buffer[..<offset]).reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
                 throw MigrationError(.invalidFile, "\(file):\(line): a NUL byte; PostgreSQL would stop reading there and apply only what comes before it")
             }
             // \v, \f, \r, and the first bytes of U+0085, U+2028 and U+2029.
-            guard [0x0B, 0x0C, 0x0D, 0xC2, 0xE2].contains(where: { memchr(base, $0, buffer.count) != nil }) else { return Array(buffer) }
+            guard [0x0B, 0x0C, 0x0D, 0xC2, 0xE2].contains(where: { memchr(base, $0, buffer.count) != nil }) else { return Normalized(bytes: Array(buffer)) }
             return normalizingBreaks(buffer)
         }
     }
 
-    private static func normalizingBreaks(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    private static func normalizingBreaks(_ bytes: UnsafeBufferPointer<UInt8>) -> Normalized {
         var text: [UInt8] = []
+        var offsets: [Int] = []
         text.reserveCapacity(bytes.count)
+        offsets.reserveCapacity(bytes.count + 1)
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
@@ -132,9 +157,12 @@ struct MigrationSections {
                 breakLength = 3
             }
             text.append(breakLength > 0 ? 0x0A : byte)
+            offsets.append(index)
             index += max(breakLength, 1)
         }
-        return text
+        offsets.append(bytes.count)
+        guard text.count != bytes.count || !text.elementsEqual(bytes) else { return Normalized(bytes: text) }
+        return Normalized(bytes: text, original: (Array(bytes), offsets))
     }
 
     private static func firstNonBlank(_ bytes: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> Int {
@@ -144,7 +172,7 @@ struct MigrationSections {
     }
 
     /// The bytes as text, without trailing white space.
-    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> String {
+    fileprivate static func trimmed(_ bytes: ArraySlice<UInt8>) -> String {
         var text = String(decoding: bytes, as: UTF8.self)
         while let last = text.last, last.isWhitespace { text.removeLast() }
         return text

@@ -95,6 +95,30 @@ struct MigratorTests {
         #expect(try await directory.migrator().status(database).map(\.state) == [.applied])
     }
 
+    @Test("line-break characters inside a string literal reach the server as the file has them, in every layout; the checksum still ignores CRLF")
+    func breaksInLiterals() async throws {
+        // U+2028, U+0085, a form feed, a vertical tab, a CR before LF: once made \n in the SQL sent.
+        let text = "a\u{2028}b\u{85}c\u{0C}d\u{0B}e\r\nf"
+        let directory = try MigrationDirectory([
+            "0001_notes.sql": "-- migrate:up\r\nCREATE TABLE notes (id int, note text);\r\nINSERT INTO notes VALUES (1, '\(text)');\r\n-- migrate:down\r\nDROP TABLE notes;\r\n",
+        ])
+        defer { directory.remove() }
+        try await directory.migrator().migrate(database)
+        let stored = try await database.query("SELECT note FROM notes WHERE id = 1")[0].decode(String.self, at: 0)
+        #expect(Array(stored.utf8) == Array(text.utf8))
+        // The same file with LF endings outside the literal is the same migration.
+        try directory.write("0001_notes.sql", "-- migrate:up\nCREATE TABLE notes (id int, note text);\nINSERT INTO notes VALUES (1, '\(text)');\n-- migrate:down\nDROP TABLE notes;\n")
+        try await directory.migrator().validate(database)
+
+        try await database.query("DELETE FROM schema_migrations")  // the next directory is another project
+        let golang = try MigrationDirectory(["0002_more.up.sql": "INSERT INTO notes VALUES (2, '\(text)');\r\n", "0002_more.down.sql": "DELETE FROM notes WHERE id = 2;\r\n"])
+        defer { golang.remove() }
+        let applied = try await Migrator(directory: golang.path).migrate(database)
+        #expect(applied.count == 1)
+        let second = try await database.query("SELECT note FROM notes WHERE id = 2")[0].decode(String.self, at: 0)
+        #expect(Array(second.utf8) == Array(text.utf8))
+    }
+
     @Test("an applied migration whose file is gone is reported missing")
     func missingFile() async throws {
         let directory = try MigrationDirectory(["0001_people.sql": Self.people, "0002_x.sql": "-- migrate:up\nCREATE TABLE x (id int);"])
@@ -169,6 +193,35 @@ struct MigratorTests {
         #expect(try await database.count("SELECT count(*) FROM pg_indexes WHERE tablename = 'people'") == 3)
         try await directory.migrator().rollback(database)
         #expect(try await database.count("SELECT count(*) FROM pg_indexes WHERE tablename = 'people'") == 1)
+    }
+
+    @Test("a transaction:false section that leaves a BEGIN open fails, saying so, instead of reporting an applied migration its session rolls back")
+    func sectionLeavingATransactionOpen() async throws {
+        let directory = try MigrationDirectory([
+            "0001_people.sql": Self.people,
+            "0002_open.sql": "-- migrate:up transaction:false\nCREATE TABLE before_begin (x int);\nBEGIN;\nCREATE TABLE t2 (x int);\n",
+        ])
+        defer { directory.remove() }
+        let error = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+        #expect(error?.message.contains("0002_open.sql: the section left a transaction open") == true, "\(error?.message ?? "")")
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 1)
+        #expect(try await !database.tableExists("t2"))
+        #expect(try await database.tableExists("before_begin"))
+    }
+
+    @Test("a migration that empties the search_path, as pg_dump's files do, is applied and recorded; so is its roll back")
+    func searchPathChanged() async throws {
+        let directory = try MigrationDirectory([
+            "0001_people.sql": Self.people,
+            "0002_dump.sql": "-- migrate:up\nSELECT pg_catalog.set_config('search_path', '', false);\nCREATE TABLE public.t2 (x int);\n-- migrate:down\nSET search_path TO pg_catalog;\nDROP TABLE public.t2;\n",
+            "0003_after.sql": "-- migrate:up\nCREATE TABLE public.t3 (x int);\n-- migrate:down\nDROP TABLE public.t3;\n",
+        ])
+        defer { directory.remove() }
+        #expect(try await directory.migrator().migrate(database).map(\.version) == [1, 2, 3])
+        // The run's connection, whose session the migration changed, is not handed out again.
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 3)
+        #expect(try await directory.migrator().rollback(database, steps: 2).map(\.version) == [3, 2])
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 1)
     }
 
     @Test("rolling back a migration without a down section is refused, and nothing changes")
