@@ -90,16 +90,19 @@ public struct Migration: Sendable, Hashable {
         fileName.lowercased().hasSuffix(".sql")
     }
 
-    /// `0007_add_email.sql` (or `.SQL`) → (7, "add_email").
+    /// `0007_add_email.sql` (or `.SQL`) → (7, "add_email"); as dbmate reads names, any name
+    /// that starts with digits: `001-init.sql` → (1, "init"), `20240101120000.sql` → (20240101120000, "").
     static func versionAndName(_ fileName: String) -> (Int64, String)? {
         guard isSQLFile(fileName) else { return nil }
         let stem = fileName.dropLast(4)
         let digits = stem.prefix { $0.isASCII && $0.isNumber }
-        let rest = stem.dropFirst(digits.count)
-        guard !digits.isEmpty, digits.count <= 18, rest.hasPrefix("_"), rest.count > 1, let version = Int64(digits) else {
-            return nil
-        }
-        return (version, String(rest.dropFirst()))
+        guard !digits.isEmpty, digits.count <= 18, let version = Int64(digits) else { return nil }
+        return (version, nameAfterVersion(stem.dropFirst(digits.count)))
+    }
+
+    /// The name in what follows a file name's version: without the separators before it.
+    static func nameAfterVersion(_ rest: Substring) -> String {
+        String(rest.drop { $0 == "_" || $0 == "-" || $0 == "." || $0 == " " })
     }
 }
 

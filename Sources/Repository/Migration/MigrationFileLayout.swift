@@ -44,7 +44,9 @@ struct MigrationFileName: Hashable {
     /// Why a `.sql` file is left alone rather than read, if it is (a Flyway repeatable
     /// migration, `R__views.sql`, which runs whenever it changes: not supported).
     static func skipReason(_ fileName: String) -> String? {
-        fileName.hasPrefix("R__") ? "a Flyway repeatable migration (R__), which this tool does not run" : nil
+        if fileName.hasPrefix("R__") { return "a Flyway repeatable migration (R__), which this tool does not run" }
+        if fileName.hasPrefix(".") { return "a hidden file (an editor's lock or backup file?)" }
+        return nil
     }
 
     /// Reads `fileName` (a `.sql` file, in any case) in whichever layout it follows.
@@ -59,19 +61,21 @@ struct MigrationFileName: Hashable {
         }
         let digits = stem.prefix { $0.isASCII && $0.isNumber }
         let rest = stem.dropFirst(digits.count)
-        if digits.count > 18, rest.hasPrefix("_") {
+        if digits.count > 18 {
             throw MigrationError(.invalidFile, "\(fileName): a version has at most 18 digits (a timestamp YYYYMMDDHHMMSS has 14), this one \(digits.count)")
         }
-        guard !digits.isEmpty, rest.hasPrefix("_"), let number = Int64(digits) else {
+        guard !digits.isEmpty, let number = Int64(digits) else {
             throw MigrationError(.invalidFile, "\(fileName): a migration file is named NNNN_name.sql or YYYYMMDDHHMMSS_name.sql (or, from another tool, NNNN_name.up.sql and NNNN_name.down.sql, or V1__name.sql)")
+        }
+        // dbmate reads any name that starts with digits (`001-init.sql`, `20240101120000.sql`).
+        guard rest.hasPrefix("_") else {
+            self.init(layout: .dbmate, version: MigrationVersion(number), name: Migration.nameAfterVersion(rest), part: .sections)
+            return
         }
         let name = rest.dropFirst()
         for (suffix, part) in [(".up", Part.up), (".down", Part.down)] where name.lowercased().hasSuffix(suffix) {
             self.init(layout: .upDownFiles, version: MigrationVersion(number), name: String(name.dropLast(suffix.count)), part: part)
             return
-        }
-        guard !name.isEmpty else {
-            throw MigrationError(.invalidFile, "\(fileName): a migration file is named NNNN_name.sql or YYYYMMDDHHMMSS_name.sql")
         }
         self.init(layout: .dbmate, version: MigrationVersion(number), name: String(name), part: .sections)
     }

@@ -25,7 +25,7 @@ struct MigrationFileTests {
     }
 
     @Test("malformed files are refused with the file and line", arguments: [
-        ("7.sql", "-- migrate:up\nSELECT 1;", "NNNN_name.sql"),
+        ("init.sql", "-- migrate:up\nSELECT 1;", "NNNN_name.sql"),
         ("0001_x.sql", "SELECT 1;\n-- migrate:up\nSELECT 2;", "0001_x.sql:1: SQL before the -- migrate:up marker"),
         ("0001_x.sql", "-- migrate:down\nSELECT 1;", "no -- migrate:up section"),
         ("0001_x.sql", "-- migrate:up\nSELECT 1;\n-- migrate:up\nSELECT 2;", "0001_x.sql:3: unexpected marker"),

@@ -141,16 +141,20 @@ struct MigrationRefusalTests {
         }
     }
 
-    @Test(".SQL in any case is a migration; everything skipped is listed by status")
+    @Test(".SQL in any case is a migration, and any name dbmate reads (digits first); everything skipped — hidden files too — is listed by status")
     func discovery() async throws {
         let directory = try MigrationDirectory(["0001_upper.SQL": "-- migrate:up\nCREATE TABLE upper_case (id int);\n",
-                                                "README.md": "notes", "0002_draft.sql.bak": "x"])
+                                                "002-dashed.sql": "-- migrate:up\nCREATE TABLE dashed (id int);\n",
+                                                "20240101120000.sql": "-- migrate:up\nCREATE TABLE unnamed (id int);\n",
+                                                ".#0003_lock.sql": "x", "README.md": "notes", "0002_draft.sql.bak": "x"])
         defer { directory.remove() }
         let up = try await cli.migrate("up", "--dir", directory.path, "--database-url", cli.databaseURL)
         #expect(up.status == 0, "\(up.output)")
-        #expect(try await database.tableExists("upper_case"))
+        for table in ["upper_case", "dashed", "unnamed"] { #expect(try await database.tableExists(table), "\(table)") }
+        #expect(try await database.query("SELECT name FROM schema_migrations ORDER BY version").map { try $0.decode(String.self, at: 0) } == ["upper", "dashed", ""])
         let status = try await cli.migrate("status", "--dir", directory.path, "--database-url", cli.databaseURL)
         #expect(status.output.contains("skipped README.md: not a .sql file"), "\(status.output)")
         #expect(status.output.contains("skipped 0002_draft.sql.bak: not a .sql file"), "\(status.output)")
+        #expect(status.output.contains("skipped .#0003_lock.sql: a hidden file"), "\(status.output)")
     }
 }
