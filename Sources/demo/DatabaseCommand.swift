@@ -44,11 +44,11 @@ struct DatabaseCommand: AsyncParsableCommand {
         func run() async throws {
             let directory = DemoSession.localDirectory
             guard let server = try await LocalServer.running(in: directory) else {
-                return print(output.json ? Output.encode(["directory": directory, "stopped": "false"])
+                return print(output.json ? Output.encode(ServerAction(directory: directory, stopped: false))
                              : "The local server in \(TerminalText.escaped(directory)) is not running.")
             }
             try await server.stop()
-            print(output.json ? Output.encode(["directory": directory, "stopped": "true"])
+            print(output.json ? Output.encode(ServerAction(directory: directory, stopped: true))
                   : "Stopped the local server in \(TerminalText.escaped(directory)). The next demo command starts it again.")
         }
     }
@@ -63,7 +63,7 @@ struct DatabaseCommand: AsyncParsableCommand {
             if FileManager.default.fileExists(atPath: directory) {
                 try FileManager.default.removeItem(atPath: directory)
             }
-            print(output.json ? Output.encode(["directory": directory, "deleted": "true"])
+            print(output.json ? Output.encode(ServerAction(directory: directory, deleted: true))
                   : "Deleted the local database in \(TerminalText.escaped(directory)). The next demo command starts a fresh one.")
         }
     }
@@ -118,4 +118,11 @@ func shellQuoted(_ text: String) -> String {
 func conninfoQuoted(_ text: String) -> String {
     let plain = !text.isEmpty && text.allSatisfy { !$0.isWhitespace && $0 != "'" && $0 != "\\" }
     return plain ? text : "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+}
+
+/// What `db stop --json` and `db reset --json` print.
+private struct ServerAction: Encodable {
+    var directory: String
+    var stopped: Bool?
+    var deleted: Bool?
 }

@@ -149,10 +149,12 @@ struct DemoCommandTests {
         struct Status: Decodable { var running: Bool; var psql: String? }
         let status = try await local.json(Status.self, "db", "status", "--json")
         #expect(status.running && status.psql?.contains(directory) == true)
-        try await local.succeeds("db", "stop")
+        struct Action: Decodable { var stopped: Bool?; var deleted: Bool? }
+        #expect(try await local.json(Action.self, "db", "stop", "--json").stopped == true)
+        #expect(try await local.json(Action.self, "db", "stop", "--json").stopped == false)  // not running any more
         #expect(try await local.json(Status.self, "db", "status", "--json").running == false)
         #expect(try await local.json([BookPerson].self, "list", "--json") == [ada])  // restarted; the data stayed
-        try await local.succeeds("db", "reset")
+        #expect(try await local.json(Action.self, "db", "reset", "--json").deleted == true)
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 
