@@ -12,6 +12,11 @@ struct MigrationFiles {
     ///   malformed migration, a down half without its up half, a directory mixing layouts.
     init(directory: String) throws {
         let names: [String]
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
+            throw MigrationError(.invalidRequest, "the migrations directory \(directory) does not exist")
+        }
+        guard isDirectory.boolValue else { throw MigrationError(.invalidRequest, "\(directory) is a file, not a migrations directory") }
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         } catch {

@@ -23,7 +23,14 @@ struct MigrationHistory {
     /// The table named with its schema as the server resolved it (see ``resolvingSchema()``).
     private var resolved: String?
 
-    init(table: String, connection: Connection) {
+    /// The history `table` (`name` or `schema.name`) on `connection`.
+    /// - Throws: ``MigrationError`` when `table` names no table: empty, an empty part, or more
+    ///   than a schema and a name.
+    init(table: String, connection: Connection) throws {
+        let parts = SQLIdentifier.parts(of: table)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.text.isEmpty && $0.text != "\"\"" }) else {
+            throw MigrationError(.invalidRequest, "the history table \(TerminalText.quotedForMessage(table)) names no table; give name or schema.name")
+        }
         self.table = table
         self.connection = connection
     }

@@ -65,7 +65,7 @@ public struct Migrator: Sendable {
             // Closed, not reused, once the run is over: migrations may have changed its session
             // (`SET search_path`, `SET ROLE`, temporary tables) for whoever took it next.
             defer { connection.isReusable.store(false, ordering: .relaxed) }
-            let unresolved = MigrationHistory(table: historyTable, connection: connection)
+            let unresolved = try MigrationHistory(table: historyTable, connection: connection)
             let lock = try await unresolved.lock(timeout: lockTimeout)
             do {
                 let result = try await body(unresolved.resolvingSchema())

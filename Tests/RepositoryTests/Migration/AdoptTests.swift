@@ -147,7 +147,7 @@ struct AdoptTests {
         var migrator = try Migrator(directory: project.migrations)
         migrator.lockTimeout = .milliseconds(300)
         try await database.withConnection { connection in
-            let history = MigrationHistory(table: migrator.historyTable, connection: connection)
+            let history = try MigrationHistory(table: migrator.historyTable, connection: connection)
             let lock = try await history.lock(timeout: .seconds(5))
             let error = await #expect(throws: MigrationError.self) { try await migrator.adopt(database) }
             #expect(error?.kind == .lockTimeout)

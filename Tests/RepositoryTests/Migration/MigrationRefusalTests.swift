@@ -141,6 +141,26 @@ struct MigrationRefusalTests {
         }
     }
 
+    @Test("a missing directory, a file given as the directory, and a history table name that names no table are refused in one line, before anything runs")
+    func badOptions() async throws {
+        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n"])
+        defer { directory.remove() }
+        let cases: [([String], String)] = [
+            (["status", "--dir", directory.path + "/nowhere"], "the migrations directory \(directory.path)/nowhere does not exist"),
+            (["status", "--dir", directory.path + "/0001_a.sql"], "0001_a.sql is a file, not a migrations directory"),
+            (["status", "--dir", directory.path, "--history-table", ""], "names no table"),
+            (["up", "--dir", directory.path, "--history-table", ""], "names no table"),
+            (["up", "--dir", directory.path, "--history-table", "a.b.c"], "names no table"),
+            (["up", "--dir", directory.path, "--history-table", "app."], "names no table"),
+        ]
+        for (arguments, expected) in cases {
+            let run = try await cli.migrate(arguments + ["--database-url", cli.databaseURL])
+            #expect(run.status != 0, "\(arguments)")
+            #expect(run.output.hasPrefix("migrate: ") && run.output.split(separator: "\n").count == 1 && run.output.contains(expected), "\(arguments): \(run.output)")
+        }
+        #expect(try await !database.tableExists("a"))
+    }
+
     @Test(".SQL in any case is a migration, and any name dbmate reads (digits first); everything skipped — hidden files too — is listed by status")
     func discovery() async throws {
         let directory = try MigrationDirectory(["0001_upper.SQL": "-- migrate:up\nCREATE TABLE upper_case (id int);\n",

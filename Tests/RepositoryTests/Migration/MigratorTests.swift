@@ -172,7 +172,7 @@ struct MigratorTests {
         impatient.lockTimeout = .milliseconds(300)
         // Another run's lock, held for as long as the test needs (no race with a sleep).
         try await database.withConnection { connection in
-            let history = MigrationHistory(table: spelling ?? impatient.historyTable, connection: connection)
+            let history = try MigrationHistory(table: spelling ?? impatient.historyTable, connection: connection)
             let lock = try await history.lock(timeout: .seconds(5))
             let error = await #expect(throws: MigrationError.self) { try await impatient.migrate(database) }
             #expect(error?.kind == .lockTimeout)
