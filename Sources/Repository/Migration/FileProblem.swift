@@ -6,7 +6,7 @@ enum FileProblem {
     /// - Throws: ``MigrationError`` naming the file: a directory, not a regular file (a named
     ///   pipe, which reading would wait on forever, or a device such as `/dev/zero`, which
     ///   never ends), unreadable (permissions, a symbolic-link loop…), or not UTF-8 (with the
-    ///   offending byte's offset).
+    ///   offending byte's offset). A leading byte-order mark is dropped.
     static func readText(_ path: String) throws -> String {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
@@ -26,6 +26,8 @@ enum FileProblem {
             let offset = firstInvalidUTF8(data).map { " (byte \($0))" } ?? ""
             throw MigrationError(.invalidFile, "\(path) is not valid UTF-8\(offset); save it as UTF-8")
         }
+        // A byte-order mark some editors write first is no SQL: the file is read without it.
+        if text.unicodeScalars.first == "\u{FEFF}" { return String(text.unicodeScalars.dropFirst()) }
         return text
     }
 

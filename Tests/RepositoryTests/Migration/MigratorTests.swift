@@ -119,6 +119,15 @@ struct MigratorTests {
         #expect(Array(second.utf8) == Array(text.utf8))
     }
 
+    @Test("a file that starts with a byte-order mark is read without it: applied, and the same migration as its copy without one")
+    func byteOrderMark() async throws {
+        let directory = try MigrationDirectory(["0001_people.sql": "\u{FEFF}" + Self.people])
+        defer { directory.remove() }
+        #expect(try await directory.migrator().migrate(database).count == 1)
+        try directory.write("0001_people.sql", Self.people)
+        try await directory.migrator().validate(database)
+    }
+
     @Test("an applied migration whose file is gone is reported missing")
     func missingFile() async throws {
         let directory = try MigrationDirectory(["0001_people.sql": Self.people, "0002_x.sql": "-- migrate:up\nCREATE TABLE x (id int);"])
