@@ -79,8 +79,11 @@ extension Migrator {
             guard try await history.records().isEmpty else {
                 throw MigrationError(.invalidRequest, "\(historyTable) already records migrations; baseline is only for a database that has none")
             }
+            // A typo (`baseline 2024011` for `20240111`) would otherwise mark every older migration applied.
+            guard migrations.contains(where: { $0.version == version }) else {
+                throw MigrationError(.invalidRequest, "no migration has version \(version); baseline names the newest migration the database already has, so nothing was recorded")
+            }
             let covered = migrations.filter { $0.version <= version }
-            guard !covered.isEmpty else { throw MigrationError(.invalidRequest, "no migration has a version at or below \(version)") }
             try await history.create(dotted: migrations.contains { $0.version.integer == nil })
             try await history.connection.transaction { connection in
                 for migration in covered {

@@ -286,6 +286,10 @@ struct MigratorTests {
         try await database.query("CREATE TABLE people (id int PRIMARY KEY, name text)")
         let directory = try MigrationDirectory(["0001_people.sql": Self.people, "0002_x.sql": "-- migrate:up\nCREATE TABLE x (id int);"])
         defer { directory.remove() }
+        // A version no migration has (a typo) records nothing.
+        let typo = await #expect(throws: MigrationError.self) { try await directory.migrator().baseline(database, through: 5) }
+        #expect(typo?.message.contains("no migration has version 5") == true, "\(typo?.message ?? "")")
+        #expect(try await database.count("SELECT count(*) FROM pg_tables WHERE tablename = 'schema_migrations'") == 0)
         try await directory.migrator().baseline(database, through: 1)
         #expect(try await directory.migrator().migrate(database).map(\.version) == [2])
         await #expect(throws: MigrationError.self) { try await directory.migrator().baseline(database, through: 2) }
