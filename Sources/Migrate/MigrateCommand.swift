@@ -82,7 +82,7 @@ struct DatabaseOption: ParsableArguments {
             return databaseURL.contains("://") ? try ConnectionConfiguration(url: databaseURL) : try ConnectionConfiguration(conninfo: databaseURL)
         }
         let environment = ProcessInfo.processInfo.environment
-        if environment["DATABASE_URL"] != nil { return try .environment() }
+        if !(environment["DATABASE_URL"] ?? "").isEmpty { return try .environment() }  // empty: unset, as libpq has it
         // A server libpq's variables name is the one meant: migrating the demo's instead would
         // apply (or roll back) migrations on the wrong database.
         if let variable = Self.libpqVariables.first(where: { !(environment[$0] ?? "").isEmpty }) {

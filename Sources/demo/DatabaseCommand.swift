@@ -14,7 +14,7 @@ struct DatabaseCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            if let url = ProcessInfo.processInfo.environment["DATABASE_URL"] {
+            if let url = DemoSession.databaseURL {
                 // Passwords never appear in what demo prints: such a string stays where it is.
                 guard SecretRedactor(scanning: [url]).redact(url) == url else {
                     throw DemoError("DATABASE_URL holds a password, which demo never prints: use DATABASE_URL itself")
@@ -80,7 +80,7 @@ struct DatabaseStatus: Encodable {
     let psql: String?
 
     static func current() async throws -> DatabaseStatus {
-        if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil {
+        if DemoSession.databaseURL != nil {
             var reachable = true
             do {
                 let database = Database(try .environment(), maximumConnections: 1)

@@ -12,11 +12,16 @@ struct DemoSession {
         LocalServer.directory(named: "demo", overriddenBy: "DEMO_DATA_DIRECTORY")
     }
 
+    /// `DATABASE_URL`, unless it is unset or empty (an empty one is unset: `DATABASE_URL= demo …`).
+    static var databaseURL: String? {
+        ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// Connects: `DATABASE_URL`, else the demo's persistent local server (started if needed,
     /// and left running). Then applies pending migrations.
     static func open() async throws -> DemoSession {
         var configuration: ConnectionConfiguration
-        if ProcessInfo.processInfo.environment["DATABASE_URL"] != nil {
+        if Self.databaseURL != nil {
             configuration = try .environment()
         } else {
             let server = try await LocalServer.start(.persistent(directory: localDirectory))

@@ -133,10 +133,10 @@ struct DemoCommandTests {
         #expect(final.addresses.map(\.street) == ["Street 1", "Street 2", "Street 3"])
     }
 
-    @Test("without DATABASE_URL: starts its own server, shares it with the next process, stops and resets it")
+    @Test("without DATABASE_URL (an empty one is none): starts its own server, shares it with the next process, stops and resets it")
     func embeddedServer() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/demo-\(UInt32.random(in: 0...UInt32.max))"
-        let local = DemoProcess(environment: ["DEMO_DATA_DIRECTORY": directory])
+        let local = DemoProcess(environment: ["DEMO_DATA_DIRECTORY": directory, "DATABASE_URL": ""])
         defer {
             local.cleanUp("db", "reset")
             try? FileManager.default.removeItem(atPath: directory)
