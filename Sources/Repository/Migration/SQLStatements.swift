@@ -135,13 +135,15 @@ extension SQLStatements.Statement {
     }
 
     /// The first word (and for `START` and `PREPARE` the second) after leading white space and
-    /// comments (`-- …` to the end of the line, `/* … */` nested as PostgreSQL nests them),
-    /// compared byte by byte: a few bytes read, nothing allocated, whatever the statement's
-    /// length. (Static helpers rather than nested functions: those would capture, and an
-    /// unoptimized build checks every access to a captured variable.)
+    /// comments (`-- …` to the end of the line, `/* … */` nested as PostgreSQL nests them, as
+    /// ``SQLLexer`` reads them), compared byte by byte: a few bytes read, nothing allocated,
+    /// whatever the statement's length. (Static helpers rather than nested functions: those
+    /// would capture, and an unoptimized build checks every access to a captured variable.)
     private static func transactionControl(_ bytes: UnsafePointer<UInt8>, count: Int) -> String? {
-        let first = word(bytes, count, from: afterSpaceAndComments(bytes, count))
-        guard !first.isEmpty else { return nil }
+        // The lexer's first token: comments and white space are skipped as the splitter skips them.
+        var lexer = SQLLexer(bytes, count: count)
+        guard lexer.next() == .word else { return nil }
+        let first = lexer.tokenStart..<lexer.index
         // The one command this word could be, by its first letter and length; START and PREPARE
         // only with TRANSACTION after them.
         let command: StaticString, needsTransaction: Bool
@@ -159,49 +161,8 @@ extension SQLStatements.Statement {
         }
         guard matches(bytes, first, command) else { return nil }
         guard needsTransaction else { return command.description }
-        var next = first.upperBound
-        while next < count, !isLetter(bytes[next]) { next += 1 }
-        return matches(bytes, word(bytes, count, from: next), "TRANSACTION") ? "\(command) TRANSACTION" : nil
-    }
-
-    /// Where the first byte that is neither white space nor in a comment is (`count` if none).
-    private static func afterSpaceAndComments(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int {
-        var index = 0
-        while index < count {
-            if SQLLexer.isSpace(bytes[index]) {
-                index += 1
-            } else if index + 1 < count, bytes[index] == 0x2D, bytes[index + 1] == 0x2D {  // --
-                while index < count, bytes[index] != 0x0A { index += 1 }
-            } else if startsComment(bytes, count, index) {
-                var depth = 0
-                repeat {
-                    if startsComment(bytes, count, index) {
-                        depth += 1
-                        index += 2
-                    } else if index + 1 < count, bytes[index] == 0x2A, bytes[index + 1] == 0x2F {  // */
-                        depth -= 1
-                        index += 2
-                    } else {
-                        index += 1
-                    }
-                } while depth > 0 && index < count
-            } else {
-                break
-            }
-        }
-        return min(index, count)
-    }
-
-    private static func isLetter(_ byte: UInt8) -> Bool { byte & 0x80 != 0 || (byte | 0x20) &- 0x61 < 26 }
-
-    private static func startsComment(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ at: Int) -> Bool {
-        at + 1 < count && bytes[at] == 0x2F && bytes[at + 1] == 0x2A  // /*
-    }
-
-    private static func word(_ bytes: UnsafePointer<UInt8>, _ count: Int, from start: Int) -> Range<Int> {
-        var end = start
-        while end < count, isLetter(bytes[end]) { end += 1 }
-        return start..<end
+        guard lexer.next() == .word else { return nil }
+        return matches(bytes, lexer.tokenStart..<lexer.index, "TRANSACTION") ? "\(command) TRANSACTION" : nil
     }
 
     /// Whether the letters at `range` are `keyword`'s (upper-case ASCII), in any case.

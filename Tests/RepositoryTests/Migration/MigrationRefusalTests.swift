@@ -50,6 +50,7 @@ struct MigrationRefusalTests {
         try await expectRefusal(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n/* step 2 */ -- commit what we have\nCOMMIT;\nCREATE TABLE b (id int);\nSELECT 1/0;\n"],
                                 "0001_a.sql:3: COMMIT in a section that runs in a transaction")
         try await expectRefusal(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n/* x */\n-- y\n/* a /* b */ c */ commit;\n"], "0001_a.sql:3: COMMIT")
+        try await expectRefusal(["0001_a.sql": "-- migrate:up\nSTART /* now */ -- at once\n TRANSACTION;\n"], "0001_a.sql:2: START TRANSACTION")
         try await expectRefusal(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n-- migrate:down\nDROP TABLE a;\nCOMMIT;\n"],
                                 "0001_a.sql:5: COMMIT")
         // Not at statement level: in a dollar-quoted body, a string, a comment, an atomic body.
