@@ -9,7 +9,6 @@ final class FeedLoop {
     private let makeSession: () throws -> any FeedSession
     private let description: String
     private let pingInterval: Duration
-    private let maximumBackoff: Duration
     private let logger: Logger
     private let emit: @Sendable (ChangeFeedEvent) -> Void
     private let wakeUp: Int32
@@ -20,7 +19,7 @@ final class FeedLoop {
     private var hasConnected = false
     private var ignored = IgnoredNotifications()
     private var isInOutage = false
-    private var backoff: Duration = .milliseconds(100)
+    private var pacing: ReconnectPacing
 
     /// A loop over the sessions `makeSession` opens (blocking: it connects); `description`
     /// names the source in the log.
@@ -29,12 +28,12 @@ final class FeedLoop {
         self.makeSession = makeSession
         self.description = description
         self.pingInterval = pingInterval
-        self.maximumBackoff = maximumBackoff
         self.logger = logger
         self.emit = emit
         self.wakeUp = wakeUp
         self.isStopping = isStopping
         self.reader = reader
+        pacing = ReconnectPacing(maximum: maximumBackoff)
     }
 
     func run() {
@@ -45,10 +44,7 @@ final class FeedLoop {
         }
         while !isStopping.withLock({ $0 }) {
             guard let current = session else {
-                if !connect() {
-                    waitForWakeUp(backoff)
-                    backoff = min(backoff * 2, maximumBackoff)
-                }
+                if !connect() { waitForWakeUp(pacing.openFailed()) }
                 continue
             }
             var descriptors = [pollfd(fd: current.socket, events: Int16(POLLIN), revents: 0),
@@ -89,7 +85,7 @@ final class FeedLoop {
             if !isStopping.withLock({ $0 }) { reportOutage(error as? PostgresError ?? PostgresError(.connectionFailed, "\(error)")) }
             return false
         }
-        backoff = .milliseconds(100)
+        pacing.opened(at: .now)
         isInOutage = false
         emit(!hasConnected ? .connected : session?.resumed == true ? .resumed : .reconnected)
         logger.debug("listening", metadata: ["source": "\(description)"])
@@ -103,6 +99,9 @@ final class FeedLoop {
         let message = current.errorMessage
         session = nil
         reportOutage(PostgresError(.connectionLost, message.isEmpty ? "the change feed's connection was lost" : message))
+        // A session that ended as soon as it opened is not opened again at once (see ``ReconnectPacing``).
+        let pause = pacing.ended(at: .now)
+        if pause > .zero { waitForWakeUp(pause) }
     }
 
     /// Reports the first failure of an outage; retries during it stay quiet.

@@ -13,6 +13,9 @@ enum FollowedTables {
         /// Published with a row filter (PostgreSQL 15's `WHERE`): changes of the rows outside
         /// it never arrive.
         case rowFilter = "filter"
+        /// The publication leaves out some operations (`publish = 'insert, update'`): those
+        /// changes never arrive.
+        case operations
     }
 
     /// Each of `relations` (names the server parses as `regclass`; a partition stands for its
@@ -33,6 +36,7 @@ enum FollowedTables {
                                WHERE p.pubname = $2 AND pg_partition_root(pc.oid) = c.oid) THEN 'partitions' ELSE 'missing' END
                      WHEN EXISTS (SELECT FROM pg_publication_tables p WHERE p.pubname = $2 AND p.schemaname = n.nspname AND p.tablename = c.relname
                                   AND to_jsonb(p) ->> 'rowfilter' IS NOT NULL) THEN 'filter'
+                     WHEN \(operationsGap(publication: "$2")) THEN 'operations'
                 END
                 """
             parameters.append(.text(publication))
@@ -43,6 +47,11 @@ enum FollowedTables {
             JOIN pg_class c ON c.oid = coalesce(pg_partition_root(r.name::regclass), r.name::regclass)
             JOIN pg_namespace n ON n.oid = c.relnamespace
             """, parameters).map { (try $0.decode(String.self, at: 0), try $0.decode(String?.self, at: 1).flatMap(Gap.init(rawValue:))) }
+    }
+
+    /// SQL true when the publication named `$n` leaves out an operation (see ``Gap/operations``).
+    static func operationsGap(publication parameter: String) -> String {
+        "EXISTS (SELECT FROM pg_publication p WHERE p.pubname = \(parameter) AND NOT (p.pubinsert AND p.pubupdate AND p.pubdelete AND p.pubtruncate))"
     }
 
     /// What to do about `tables`, whose changes `source` does not announce (all of them: each
@@ -66,6 +75,10 @@ enum FollowedTables {
             }
             if tables.contains(where: { $0.gap == .rowFilter }) {
                 parts.append("\(names(.rowFilter)), which the publication \(publication) filters by a WHERE: changes of rows outside it would never arrive; publish it whole")
+            }
+            if tables.contains(where: { $0.gap == .operations }) {
+                parts.append("\(names(.operations)), whose publication \(publication) leaves out some of inserts, updates, deletes and truncates: those changes would never arrive; "
+                             + "ALTER PUBLICATION \(publication) SET (publish = 'insert, update, delete, truncate')")
             }
             return parts.joined(separator: "; and ")
         }

@@ -2,7 +2,8 @@ extension LiveSchema {
     /// Adds `table` to `publication` — made, empty, if there is none — for repositories that
     /// follow changes by logical replication (``ChangeSource/logicalReplication(publication:)``).
     /// Nothing is installed on the table: no triggers, no cost on its writes. `table` is spelled
-    /// as SQL spells it. Idempotent; processes doing it at once are fine. A partitioned table is
+    /// as SQL spells it. Idempotent; processes doing it at once are fine; a publication `FOR ALL
+    /// TABLES` publishes it already. A partitioned table is
     /// published as its root (the publication's `publish_via_partition_root` is set, also on a
     /// publication made elsewhere).
     ///
@@ -10,8 +11,9 @@ extension LiveSchema {
     /// one (its replica identity). To do the same in a migration:
     /// `CREATE PUBLICATION live_changes WITH (publish_via_partition_root = true); ALTER PUBLICATION live_changes ADD TABLE members;`
     /// - Throws: ``PostgresError`` — for a table without a primary key, with a key column of
-    ///   another type than integer, text or uuid, or published with a row filter (kind
-    ///   ``PostgresError/Kind/invalidParameter``), or
+    ///   another type than integer, text or uuid, or published with a row filter, or for a
+    ///   publication that leaves out
+    ///   inserts, updates, deletes or truncates (kind ``PostgresError/Kind/invalidParameter``), or
     ///   the server's error, one line: a table that
     ///   does not exist, a role that may not create the publication or does not own the table.
     public static func publish(_ table: String, on database: Database, publication: String = ChangeFeed.defaultPublication) async throws {
@@ -30,11 +32,17 @@ extension LiveSchema {
                    (SELECT relkind = 'p' FROM pg_class WHERE oid = $1::regclass)
                    AND NOT coalesce((SELECT pubviaroot FROM pg_publication WHERE pubname = $2), true),
                    EXISTS (SELECT 1 FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid
-                           WHERE p.pubname = $2 AND r.prrelid = $1::regclass AND to_jsonb(r) ->> 'prqual' IS NOT NULL)
+                           WHERE p.pubname = $2 AND r.prrelid = $1::regclass AND to_jsonb(r) ->> 'prqual' IS NOT NULL),
+                   coalesce((SELECT puballtables FROM pg_publication WHERE pubname = $2), false),
+                   \(FollowedTables.operationsGap(publication: "$2"))
             """, [table, publication]) }[0]
         let (name, hasKey) = (try described.decode(String.self, at: 0), try described.decode(Bool.self, at: 1))
         guard hasKey else {
             throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has no primary key (or REPLICA IDENTITY NOTHING): not published, since its UPDATEs and DELETEs would then fail")
+        }
+        if try described.decode(Bool.self, at: 8) {
+            throw PostgresError(.invalidParameter, "the publication \(TerminalText.name(publication, limit: 100)) leaves out some of inserts, updates, deletes and truncates, whose changes "
+                                + "would never arrive: ALTER PUBLICATION \(TerminalText.name(publication, limit: 100)) SET (publish = 'insert, update, delete, truncate')")
         }
         if let columns = try described.decode(String?.self, at: 4) {
             throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has key columns of a type changes cannot name rows by (integer, text or uuid only): \(TerminalText.escaped(columns, limit: 200))")
@@ -43,7 +51,10 @@ extension LiveSchema {
         if try !described.decode(Bool.self, at: 2) {
             try await ignoringDuplicate { try await database.query("CREATE PUBLICATION \(quoted) WITH (publish_via_partition_root = true)") }
         }
-        if try !described.decode(Bool.self, at: 3) {
+        // A publication FOR ALL TABLES publishes this one already (and refuses ADD TABLE).
+        if try described.decode(Bool.self, at: 7) {
+            // Nothing to add.
+        } else if try !described.decode(Bool.self, at: 3) {
             // `name` is the server's own spelling of the table (`$1::regclass::text`), quoted as needed.
             try await ignoringDuplicate { try await database.query("ALTER PUBLICATION \(quoted) ADD TABLE \(name)") }
         } else if try described.decode(Bool.self, at: 6) {

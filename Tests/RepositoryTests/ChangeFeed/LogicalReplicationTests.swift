@@ -247,6 +247,10 @@ extension LogicalReplicationTests {
         #expect(try await eventually { events.value.map(\.body) == ["changed", "second", "third"] })
         try await psql("UPDATE accounts SET balance = 11 WHERE id = 1; DELETE FROM accounts WHERE id = 2", database: database)
         #expect(try await eventually { ada.value.balance == 11 && accounts.value.ids.elements == [1] })
+        // A key change that leaves the identity's column alone arrives without the old key: the
+        // old row must still leave.
+        try await psql("UPDATE accounts SET id = 97 WHERE id = 1", database: database)
+        #expect(try await eventually { accounts.value.ids.elements == [97] && ada.liveState == .deleted }, "\(accounts.value.ids.elements)")
     }
 }
 
@@ -280,5 +284,38 @@ extension LogicalReplicationTests {
         #expect(made == 0, "a publication or slot was made")
         database.close()
         try await server.stop()
+    }
+}
+
+extension LogicalReplicationTests {
+    @Test("a publication dropped and made again while changes were still to be decoded: the slot cannot go on, so the feed starts a new one and live values follow again")
+    func publicationDroppedAndMadeAgain() async throws {
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        defer { repository.close() }
+        let note = try await repository.read(Note.self, id: 1)
+        try await psql("UPDATE notes SET n = 1 WHERE id = 1", database: database)
+        #expect(try await eventually { note.value.n == 1 })
+        // Each its own transaction: the slot decodes the UPDATE with the catalog of its time, which has no publication.
+        try await database.query("DROP PUBLICATION live_changes")
+        try await database.query("UPDATE notes SET n = 2 WHERE id = 1")
+        try await LiveSchema.publish("notes", on: database)
+        try await LiveSchema.publish("members", on: database)
+        try await database.query("UPDATE notes SET n = 3 WHERE id = 1")
+        #expect(try await eventually { note.value.n == 3 }, "\(note.value)")
+    }
+
+    @Test("a publication that leaves out deletes is refused by publish and by reads, in one line naming the fix; publish succeeds on a publication FOR ALL TABLES")
+    func publicationShapes() async throws {
+        try await database.query("CREATE PUBLICATION partial FOR TABLE notes WITH (publish = 'insert, update')")
+        let refused = await #expect(throws: PostgresError.self) { try await LiveSchema.publish("notes", on: database, publication: "partial") }
+        let message = refused.map { "\($0)" } ?? ""
+        #expect(message.contains("leaves out some of inserts, updates, deletes and truncates") && !message.contains("\n"), "\(message)")
+        let repository = LiveRepository(database, changes: .logicalReplication(publication: "partial"))
+        defer { repository.close() }
+        let read = await #expect(throws: PostgresError.self) { try await repository.read(Note.self, id: 1) }
+        #expect((read.map { "\($0)" } ?? "").contains("SET (publish = 'insert, update, delete, truncate')"), "\(read.map { "\($0)" } ?? "")")
+
+        try await database.query("CREATE PUBLICATION everything FOR ALL TABLES")
+        try await LiveSchema.publish("notes", on: database, publication: "everything")
     }
 }

@@ -95,6 +95,21 @@ struct ReplicationStreamTests {
         #expect(throws: PgOutputError.self) { try run([Self.commit(8)]) }
     }
 
+    @Test("an update without the old row, of a table whose replica identity is another index than its key, also re-runs what follows the table: its key may have changed unseen")
+    func identityOnAnotherIndex() throws {
+        // public.accounts (id bigint, email text): the stream marks email (the identity); the key is id.
+        let accounts = Bytes("R").int(16386, 4).string("public").string("accounts").byte(UInt8(ascii: "i")).int(2, 2)
+            .byte(0).string("id").int(20, 4).int(UInt64(UInt32.max), 4).byte(1).string("email").int(25, 4).int(UInt64(UInt32.max), 4).bytes
+        let keyChanged = Bytes("U").int(16386, 4).byte(UInt8(ascii: "N")).tuple(["97", "ada@example.com"]).bytes
+        let taken = try #require(try run([accounts, Self.begin(600), keyChanged, Self.commit(0x3000)], keyOrder: ["id"]))
+        #expect(taken.changes.map(\.operation) == [.update, .truncate])
+        #expect(taken.changes.first?.key == .integer(97))
+        // Keyed by its primary key (the default identity): the update alone.
+        let update = Bytes("U").int(16384, 4).byte(UInt8(ascii: "N")).tuple(["8", "eight"]).bytes
+        let plain = try #require(try run([Self.notes, Self.begin(601), update, Self.commit(0x4000)], keyOrder: ["id"]))
+        #expect(plain.changes.map(\.operation) == [.update])
+    }
+
     @Test("any prefix of a valid message, and random bytes, decode to a message or a PgOutputError — never a crash")
     func truncatedAndRandomBytes() async {
         let valid = [Self.notes, Self.members, Self.begin(5), Self.commit(99),
@@ -150,5 +165,49 @@ extension ReplicationStreamTests {
         #expect(try seven.result.decode(Note.self) == [Note(id: 7, body: "seven")])
         #expect(try rows[1]?.result.decode(Note.self) == [Note(id: 8, body: nil)])
         #expect(try seven.result[0].decode(Int64.self, column: RowVersion.column) == 500)
+    }
+}
+
+/// When the change feed tries again: ``ReconnectPacing``, without a server.
+@Suite("Reconnect pacing")
+struct ReconnectPacingTests {
+    @Test("a session that ended soon after it opened waits a pause that doubles up to the maximum; one that ran for a while is followed at once, and the pause starts over")
+    func pacing() {
+        var pacing = ReconnectPacing(initial: .milliseconds(100), maximum: .milliseconds(400), settled: .seconds(1))
+        let start = ContinuousClock.now
+        var pauses: [Duration] = []
+        for step in 0..<5 {
+            pacing.opened(at: start + .seconds(step))
+            pauses.append(pacing.ended(at: start + .seconds(step) + .milliseconds(10)))
+        }
+        #expect(pauses == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(400), .milliseconds(400)])
+        pacing.opened(at: start + .seconds(10))
+        #expect(pacing.ended(at: start + .seconds(12)) == .zero)  // ran 2 s: an outage, at once
+        #expect(pacing.openFailed() == .milliseconds(100))  // the pause started over
+        #expect(pacing.openFailed() == .milliseconds(200))
+        pacing.opened(at: start + .seconds(20))
+        #expect(pacing.ended(at: start + .seconds(20) + .milliseconds(1)) == .milliseconds(400))
+    }
+
+    @Test("random sequences: every pause is zero or between the initial and the maximum, and zero exactly after a session that ran at least `settled`")
+    func randomSequences() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var pacing = ReconnectPacing(initial: .milliseconds(50), maximum: .seconds(2), settled: .seconds(1))
+            var now = ContinuousClock.now
+            for _ in 0..<50 {
+                if Bool.random(using: &generator) {
+                    let pause = pacing.openFailed()
+                    #expect(pause >= .milliseconds(50) && pause <= .seconds(2))
+                } else {
+                    pacing.opened(at: now)
+                    let ran = Duration.milliseconds(Int.random(in: 0...2000, using: &generator))
+                    now += ran
+                    let pause = pacing.ended(at: now)
+                    #expect((pause == .zero) == (ran >= .seconds(1)))
+                    #expect(pause == .zero || (pause >= .milliseconds(50) && pause <= .seconds(2)))
+                }
+            }
+        }
     }
 }

@@ -41,6 +41,11 @@ enum PgOutputMessage: Equatable, Sendable {
         /// The positions of the key's columns, in the key's order.
         var keyPositions: [Int] { keyOrder ?? columns.indices.filter { columns[$0].isKey } }
 
+        /// Whether the replica identity's columns are the key's: then an update that changes the
+        /// key carries the old one. (An identity on another index sends the old row's identity
+        /// only when those columns change; `FULL` always sends the old row.)
+        var identityIsKey: Bool { Set(columns.indices.filter { columns[$0].isKey }) == Set(keyPositions) }
+
         struct Column: Equatable, Sendable {
             /// Whether the column is part of the replica identity (the primary key, by default).
             let isKey: Bool

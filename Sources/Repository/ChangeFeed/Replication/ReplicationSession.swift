@@ -31,6 +31,7 @@ final class ReplicationSession: FeedSession {
         let binary = try Self.checkServer(queries, deadline: statementDeadline) >= 140_000 ? ", binary 'true'" : ""
         try Self.ensure(publication, on: queries, deadline: statementDeadline)
         try slot.dropAbandoned(on: queries, deadline: statementDeadline)
+        slot.dropUnusable(on: queries, deadline: statementDeadline)
         let stream = try FeedConnection(configuration.overriding("replication", "database"), channel: nil, deadline: statementDeadline, types: types,
                                         stop: stop)
         let names = SQLIdentifier.quoted(publication).replacingOccurrences(of: "'", with: "''")
@@ -40,7 +41,7 @@ final class ReplicationSession: FeedSession {
                                       deadline: statementDeadline)
         }
         var resumed = false
-        if let name = slot.name {
+        if let name = slot.name, !slot.mustStartAnew {
             do {
                 try start(name, at: slot.confirmed)
                 resumed = true
@@ -84,7 +85,10 @@ final class ReplicationSession: FeedSession {
         while true {
             let length = PQgetCopyData(stream.pg, &buffer, 1)
             if length == 0 { break }  // the rest has not arrived yet
-            guard length > 0, let bytes = buffer else { return false }  // -1: the stream ended; -2: an error
+            guard length > 0, let bytes = buffer else {  // -1: the stream ended; -2: an error
+                noteEnd(of: stream)
+                return false
+            }
             defer { PQfreemem(bytes) }
             let message = UnsafeRawBufferPointer(start: bytes, count: Int(length))
             do {
@@ -94,6 +98,18 @@ final class ReplicationSession: FeedSession {
             }
         }
         return handOn(output)
+    }
+
+    /// The stream ended: when the server says why with `undefined_object` — a publication
+    /// dropped while changes after it were still to be decoded, or the slot gone — resuming
+    /// would fail the same way every time, so the next session starts a new slot (and, not
+    /// resumed, has every live value read again).
+    private func noteEnd(of stream: FeedConnection) {
+        while PQisBusy(stream.pg) == 0, let result = PQgetResult(stream.pg) {
+            defer { PQclear(result) }
+            guard PQresultStatus(result) == PGRES_FATAL_ERROR, let code = PQresultErrorField(result, Int32(Character("C").asciiValue!)) else { continue }
+            if String(cString: code) == "42704" { slot.cannotResume() }
+        }
     }
 
     func idle(_ output: FeedOutput) -> Bool {

@@ -15,6 +15,9 @@ final class ReplicationSlot {
     private(set) var name: String?
     /// The end of the last transaction handed on: where a resumed stream starts.
     var confirmed: UInt64 = 0
+    /// Whether the slot can never go on (see ``cannotResume()``): the next session drops it
+    /// and starts a new one.
+    private(set) var mustStartAnew = false
     /// Changes with the number of the slot they came from (see ``StreamedRow/epoch``): a new
     /// one for every slot this feed starts.
     private(set) var epoch: UInt64 = 0
@@ -32,7 +35,30 @@ final class ReplicationSlot {
     /// Streaming from the slot `fresh` started: it is this feed's from now on (before that, a
     /// session that resumed it would skip what was committed before it was made).
     func adopt(_ fresh: String) {
-        (name, confirmed, epoch) = (fresh, 0, Self.nextEpoch())
+        (name, confirmed, epoch, mustStartAnew) = (fresh, 0, Self.nextEpoch(), false)
+    }
+
+    /// The server refused to go on decoding the slot's changes in a way resuming cannot mend: a
+    /// publication dropped while changes after it were still to be decoded (the slot decodes
+    /// each change with the catalog of its time, so making the publication again does not
+    /// help), or the slot gone.
+    func cannotResume() {
+        mustStartAnew = true
+    }
+
+    /// Drops this feed's slot, which can never go on (see ``cannotResume()``), on `connection`:
+    /// once the walsender of the session that used it has let it go, within `deadline`. One
+    /// left behind is dropped later as abandoned.
+    func dropUnusable(on connection: FeedConnection, deadline: Duration) {
+        guard mustStartAnew, let name else { return }
+        self.name = nil
+        let end = ContinuousClock.now + deadline
+        while ContinuousClock.now < end {
+            guard let left = try? connection.query("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [.text(name)], deadline: deadline).first,
+                  let active = try? left.decode(Bool.self, at: 0) else { return }
+            if !active, (try? connection.query("SELECT pg_drop_replication_slot($1)", [.text(name)], deadline: deadline)) != nil { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
     }
 
     /// Drops this library's slots that no session uses and that hold back more than

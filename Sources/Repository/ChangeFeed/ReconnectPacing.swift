@@ -1,0 +1,47 @@
+/// When the change feed opens its next session after a failure — plain state, kept by the feed's
+/// thread; each method is one transition.
+///
+/// After a session that ran for a while (a server restart, a cut connection), at once. After a
+/// session that could not be opened, or that ended soon after it opened — a server that accepts
+/// the connection and then refuses the stream, every time — after a pause that doubles up to
+/// `maximum`, so that a lasting fault is tried again now and then instead of in a tight loop.
+struct ReconnectPacing {
+    /// The first pause.
+    let initial: Duration
+    /// The longest pause.
+    let maximum: Duration
+    /// How long a session must have run for its end to be taken for an outage rather than a
+    /// fault of the session itself.
+    let settled: Duration
+    /// The pause before the next try, when one is due.
+    private(set) var pause: Duration
+    private var openedAt: ContinuousClock.Instant?
+
+    init(initial: Duration = .milliseconds(100), maximum: Duration, settled: Duration = .seconds(1)) {
+        self.initial = initial
+        self.maximum = max(initial, maximum)
+        self.settled = settled
+        pause = initial
+    }
+
+    /// A session opened at `now`.
+    mutating func opened(at now: ContinuousClock.Instant) {
+        openedAt = now
+    }
+
+    /// A session could not be opened: the pause before the next try.
+    mutating func openFailed() -> Duration {
+        defer { pause = min(pause * 2, maximum) }
+        return pause
+    }
+
+    /// The open session ended at `now`: the pause before the next one (zero: at once).
+    mutating func ended(at now: ContinuousClock.Instant) -> Duration {
+        defer { openedAt = nil }
+        guard let openedAt, now - openedAt < settled else {
+            pause = initial
+            return .zero
+        }
+        return openFailed()
+    }
+}
