@@ -29,6 +29,9 @@ struct BoundParameters {
         }
     }
 
+    /// How many parameters there are.
+    var count: Int { lengths.count }
+
     private mutating func append(_ bytes: some Collection<UInt8>, format: Int32) {
         offsets.append(buffer.count)
         lengths.append(Int32(bytes.count))

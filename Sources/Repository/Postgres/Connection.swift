@@ -174,6 +174,12 @@ public actor Connection {
         _ = try? await runScript("ROLLBACK", ticket: nil)
     }
 
+    /// Undoes what was done since `savepoint` (a name this library made), whatever the
+    /// calling task's state, as ``rollback()`` does for a transaction.
+    func rollback(to savepoint: String) async {
+        _ = try? await runScript("ROLLBACK TO SAVEPOINT \(savepoint)", ticket: nil)
+    }
+
     func runPrepared(_ sql: String, values: [SQLValue], marked: Bool = false) async throws -> QueryResult {
         try SQLText.refuseNUL(sql)
         let connection = try liveConnection(for: sql)
@@ -200,13 +206,20 @@ public actor Connection {
             error.endedBeforeStatement = true
             throw error
         }
-        if marked { return try await executeMarked(connection, sql, name, bound) }
+        if marked, bound.count <= Self.markerParameterLimit { return try await executeMarked(connection, sql, name, bound) }
         return try await command(connection, sql) { pg in
             bound.withPointers { count, values, lengths, formats in
                 PQsendQueryPrepared(pg, name, count, values, lengths, formats, 1)
             }
         }
     }
+
+    /// The most parameters a statement sent behind a marker may have. The marker's answer
+    /// describes each parameter in 4 bytes, and libpq gives up a connection whose answer of that
+    /// kind is longer than 30,000 bytes — after the statement was sent: a statement with more
+    /// goes unmarked (if the connection is lost then, it is not run again: whether it ran is
+    /// not known). The library's own writes — at most a table's 1,600 columns — stay below.
+    static let markerParameterLimit = 7_000
 
     func preparedName(_ connection: LibpqConnection, _ sql: String) async throws -> String {
         if let name = statements.name(for: sql) { return name }

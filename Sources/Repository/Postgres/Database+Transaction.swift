@@ -72,10 +72,31 @@ extension Database {
 extension Connection {
     /// Runs `body` in a transaction on this connection: commits when it returns, rolls back
     /// when it throws (and rethrows the original error) — also when the task was cancelled.
+    ///
+    /// Called inside a transaction already open on this connection (from the body of another
+    /// `transaction`), it is nested in it as a savepoint: released when `body` returns, so its
+    /// work commits with the outer transaction; rolled back to when `body` throws, undoing its
+    /// work alone. It never ends the outer transaction.
     @discardableResult
     public nonisolated func transaction<T>(_ body: (Connection) async throws -> T) async throws -> T {
+        if await isInTransaction { return try await nested(body) }
         try await begin()
         return try await runAndCommit(body)
+    }
+
+    /// `body` in a savepoint of the open transaction (see ``transaction(_:)``).
+    private nonisolated func nested<T>(_ body: (Connection) async throws -> T) async throws -> T {
+        let savepoint = "live_nested_\(UInt32.random(in: 0...UInt32.max))"
+        try await execute(script: "SAVEPOINT \(savepoint)")
+        let result: T
+        do {
+            result = try await body(self)
+        } catch {
+            await rollback(to: savepoint)
+            throw error
+        }
+        try await execute(script: "RELEASE SAVEPOINT \(savepoint)")
+        return result
     }
 
     /// Sends `BEGIN`. `BEGIN` changes nothing by itself: lost, it is marked

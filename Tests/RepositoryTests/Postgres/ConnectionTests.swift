@@ -60,6 +60,47 @@ struct ConnectionTests {
         #expect(try await database.query("SELECT count(*) FROM items")[0].decode(Int.self, at: 0) == 1)
     }
 
+    @Test("a transaction inside a transaction is a savepoint: it never ends the outer one; its failure undoes its own work alone")
+    func nestedTransactions() async throws {
+        struct Abort: Error {}
+        try await database.query("CREATE TABLE rows (id int PRIMARY KEY)")
+        // The outer body throws after the inner one returned: nothing stays.
+        await #expect(throws: Abort.self) {
+            try await database.transaction { connection in
+                try await connection.query("INSERT INTO rows VALUES (1)")
+                try await connection.transaction { try await $0.query("INSERT INTO rows VALUES (2)") }
+                try await connection.query("INSERT INTO rows VALUES (3)")
+                throw Abort()
+            }
+        }
+        #expect(try await database.query("SELECT count(*) FROM rows")[0].decode(Int.self, at: 0) == 0)
+        // The inner body throws and the outer one goes on: the inner's row alone is undone.
+        try await database.transaction { connection in
+            try await connection.query("INSERT INTO rows VALUES (1)")
+            await #expect(throws: Abort.self) {
+                try await connection.transaction { inner in
+                    try await inner.query("INSERT INTO rows VALUES (2)")
+                    throw Abort()
+                }
+            }
+            try await connection.query("INSERT INTO rows VALUES (3)")
+        }
+        let ids = try await database.query("SELECT id FROM rows ORDER BY id").map { try $0.decode(Int.self, at: 0) }
+        #expect(ids == [1, 3])
+    }
+
+    @Test("statements with thousands of parameters, up to PostgreSQL's 65,535, run through the pool: a bulk INSERT commits once and says so")
+    func manyParameters() async throws {
+        for count in [7_498, 7_499, 20_000, 65_535] {
+            let sql = "SELECT cardinality(ARRAY[" + (1...count).map { "$\($0)::int" }.joined(separator: ",") + "])"
+            #expect(try await database.query(sql, (1...count).map { $0 })[0].decode(Int.self, at: 0) == count)
+        }
+        try await database.query("CREATE TABLE bulk (a int, b int, c int, d int, e int, f int, g int, h int)")
+        let rows = (0..<1_000).map { row in "(" + (1...8).map { "$\(row * 8 + $0)" }.joined(separator: ",") + ")" }
+        try await database.query("INSERT INTO bulk VALUES " + rows.joined(separator: ","), (0..<8_000).map { $0 })
+        #expect(try await database.query("SELECT count(*) FROM bulk")[0].decode(Int.self, at: 0) == 1_000)
+    }
+
     @Test("a failure caught inside a transaction makes COMMIT throw instead of passing silently")
     func swallowedFailure() async throws {
         try await database.query("CREATE TABLE items (id int PRIMARY KEY)")
