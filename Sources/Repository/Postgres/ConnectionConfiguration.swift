@@ -41,18 +41,34 @@ public struct ConnectionConfiguration: Sendable {
         try self.init(validating: conninfo)
     }
 
-    /// The configuration the environment gives: `DATABASE_URL` when set (a URL or a conninfo
-    /// string), otherwise libpq's own `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`… variables.
+    /// The configuration the environment gives: `DATABASE_URL` when set and not empty (a URL or
+    /// a conninfo string), otherwise libpq's own variables — `PGHOST`, `PGHOSTADDR`, `PGPORT`,
+    /// `PGDATABASE`, `PGUSER`, `PGPASSWORD`, `PGPASSFILE`, `PGSERVICE`, `PGSSLMODE`,
+    /// `PGSSLROOTCERT`, `PGSSLCERT`, `PGSSLKEY`, `PGCONNECT_TIMEOUT`, `PGTARGETSESSIONATTRS`,
+    /// `PGCHANNELBINDING`, `PGGSSENCMODE` — as `environment` holds them (not only as the
+    /// process's environment does, which libpq would read).
     public static func environment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ConnectionConfiguration {
         var configuration: ConnectionConfiguration
         if let value = environment["DATABASE_URL"], !value.isEmpty {
             configuration = value.contains("://") ? try ConnectionConfiguration(url: value) : try ConnectionConfiguration(conninfo: value)
         } else {
             configuration = try ConnectionConfiguration(conninfo: "")
+            for (variable, keyword) in libpqVariables {
+                guard let value = environment[variable], !value.isEmpty else { continue }
+                configuration = configuration.overriding(keyword, value)
+            }
         }
         if let password = environment["PGPASSWORD"] { configuration.redactor.add(password) }
         return configuration
     }
+
+    /// libpq's environment variables and the connection keywords they stand for.
+    private static let libpqVariables = [
+        ("PGHOST", "host"), ("PGHOSTADDR", "hostaddr"), ("PGPORT", "port"), ("PGDATABASE", "dbname"), ("PGUSER", "user"),
+        ("PGPASSWORD", "password"), ("PGPASSFILE", "passfile"), ("PGSERVICE", "service"), ("PGSSLMODE", "sslmode"),
+        ("PGSSLROOTCERT", "sslrootcert"), ("PGSSLCERT", "sslcert"), ("PGSSLKEY", "sslkey"), ("PGCONNECT_TIMEOUT", "connect_timeout"),
+        ("PGTARGETSESSIONATTRS", "target_session_attrs"), ("PGCHANNELBINDING", "channel_binding"), ("PGGSSENCMODE", "gssencmode"),
+    ]
 
     private init(validating string: String) throws {
         self.connectionString = string

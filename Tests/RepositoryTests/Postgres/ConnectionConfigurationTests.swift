@@ -1,5 +1,5 @@
 import Foundation
-import Repository
+@testable import Repository
 import Testing
 
 @Suite("Connection configuration")
@@ -60,6 +60,14 @@ struct ConnectionConfigurationTests {
         let fromConninfo = try ConnectionConfiguration.environment(["DATABASE_URL": "host=/tmp dbname=z"])
         #expect(fromConninfo.description.hasSuffix("/tmp/z"))
         #expect(throws: Never.self) { try ConnectionConfiguration.environment([:]) }
+        // libpq's variables as the dictionary holds them, not as the process's environment does.
+        let fromVariables = try ConnectionConfiguration.environment(["PGHOST": "/srv/sockets", "PGPORT": "5999", "PGUSER": "app",
+                                                                     "PGDATABASE": "books", "PGPASSWORD": "s3cret-pw"])
+        #expect(fromVariables.description == "postgres://app@/srv/sockets:5999/books")
+        let parameters = fromVariables.connectParameters()
+        #expect(parameters.last { $0.key == "password" }?.value == "s3cret-pw")
+        #expect(fromVariables.redact("it was s3cret-pw") == "it was ***")
+        #expect(try ConnectionConfiguration.environment(["DATABASE_URL": "", "PGDATABASE": "books"]).databaseName == "books")
     }
 
     @Test("overrides change database and user in the description")
