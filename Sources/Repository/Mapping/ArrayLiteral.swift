@@ -5,11 +5,22 @@ enum ArrayLiteral {
     indirect enum Node {
         case scalar(SQLValue)
         case array([Node])
+
+        /// Whether there is a scalar anywhere in it.
+        var hasScalar: Bool {
+            switch self {
+            case .scalar: true
+            case .array(let elements): elements.contains { $0.hasScalar }
+            }
+        }
     }
 
     static func string(from elements: [SQLValue]) -> String { string(.array(elements.map(Node.scalar))) }
 
+    /// The literal of `node`; `{}` for an array with no element at any depth (`[[], []]`),
+    /// which is how PostgreSQL writes every empty array (it refuses `{{},{}}`).
     static func string(_ node: Node) -> String {
+        guard node.hasScalar else { return "{}" }
         var literal = ""
         append(node, to: &literal)
         return literal

@@ -85,9 +85,13 @@ enum TimestampFormat {
     /// Counted from `Date`'s own reference, so that no addition in floating point rounds first.
     static func unixMicroseconds(_ date: Date) -> Int64? {
         if date == .distantFuture || date == .distantPast { return nil }
-        let micros = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
-        guard micros.isFinite, abs(micros) < 9.2e18 else { return nil }
-        let (unix, overflow) = Int64(micros).addingReportingOverflow(referenceMicroseconds)
+        // Whole seconds and the fraction apart: seconds times a million in a `Double` would
+        // round once past 2^53 microseconds (year 2286), making a whole second 64 µs short.
+        let seconds = date.timeIntervalSinceReferenceDate
+        guard seconds.isFinite, abs(seconds) < 9.2e12 else { return nil }
+        let whole = seconds.rounded(.down)
+        let micros = Int64(whole) * 1_000_000 + Int64(((seconds - whole) * 1_000_000).rounded())
+        let (unix, overflow) = micros.addingReportingOverflow(referenceMicroseconds)
         return overflow ? nil : unix
     }
 
@@ -114,7 +118,8 @@ enum TimestampFormat {
     static func date(unixMicroseconds micros: Int64) -> Date? {
         let (sinceReference, overflow) = micros.subtractingReportingOverflow(referenceMicroseconds)
         guard !overflow else { return nil }
-        let date = Date(timeIntervalSinceReferenceDate: Double(sinceReference) / 1_000_000)
+        let (seconds, fraction) = floorDivide(sinceReference, 1_000_000)  // each exact as a Double
+        let date = Date(timeIntervalSinceReferenceDate: Double(seconds) + Double(fraction) / 1_000_000)
         return unixMicroseconds(date) == micros ? date : nil
     }
 

@@ -104,6 +104,11 @@ struct ColumnTypeTableTests {
         try await database.query("CREATE TYPE pair AS (n integer, s text)")
     }
 
+    @Test("a two-dimensional parameter with no element at all is sent as the empty array PostgreSQL writes, {}")
+    func emptySubArrays() async throws {
+        #expect(try await database.query("SELECT $1::int[] = '{}'", [[[Int](), [Int]()]])[0].decode(Bool.self, at: 0))
+    }
+
     /// The first cells of README's type table.
     static func readmeRows() throws -> [String] {
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../README.md")

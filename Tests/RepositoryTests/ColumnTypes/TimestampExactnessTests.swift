@@ -30,7 +30,8 @@ struct TimestampExactnessTests {
 
     @Test("whole seconds in any year, and every microsecond from 1866 to 2136 (within 2^32 seconds of 2001), read exactly")
     func exact() throws {
-        for micros in [Self.micros(1, 1, 1), Self.micros(9999, 12, 31, seconds: 86_399), Self.micros(2024, 2, 29, seconds: 49_506, fraction: 123_457)] {
+        for micros in [Self.micros(1, 1, 1), Self.micros(9999, 12, 31, seconds: 86_399), Self.micros(2024, 2, 29, seconds: 49_506, fraction: 123_457),
+                       Self.micros(100_000, 1, 1, seconds: 1), Self.micros(250_000, 6, 30, seconds: 86_399)] {
             #expect(try TimestampFormat.unixMicroseconds(Self.cell(micros).decodeDate()) == micros + TimestampFormat.postgresEpochMicroseconds)
         }
         var generator = SystemRandomNumberGenerator()
@@ -43,11 +44,13 @@ struct TimestampExactnessTests {
 
     @Test("a Date this process made is written and read back as itself, whatever its year")
     func ownDatesRoundTrip() throws {
-        for seconds in [-62_135_596_800.000_001, 253_402_300_799.999_999, 1e11 + 0.123_456, 1_709_214_306.123_457] {
+        for seconds in [-62_135_596_800.000_001, 253_402_300_799.999_999, 1e11 + 0.123_456, 1_709_214_306.123_457, 3_093_527_980_801] {
             let date = Date(timeIntervalSince1970: seconds)
             let micros = try #require(TimestampFormat.unixMicroseconds(date))
             #expect(try Self.cell(micros - TimestampFormat.postgresEpochMicroseconds).decodeDate() == date)
         }
+        // A whole second past year 20,000 is written as that second, not 64 µs before it.
+        #expect(TimestampFormat.string(from: Date(timeIntervalSince1970: 3_093_527_980_801)) == "100000-01-01 00:00:01.000000+00")
     }
 
     @Test("PostgreSQL's last and first timestamps and dates read without a trap: an error or an exact Date, and exact text as String")
