@@ -14,6 +14,13 @@ internal import CPostgres
 /// with no error (answers may have been lost), or an error from anything but the backend's
 /// interrupt handler (a proxy's, which may have passed the statement on).
 extension Connection {
+    /// The most parameters a statement sent behind a marker may have. The marker's answer
+    /// describes each parameter in 4 bytes, and libpq gives up a connection whose answer of that
+    /// kind is longer than 30,000 bytes — after the statement was sent: a statement with more
+    /// goes unmarked (if the connection is lost then, it is not run again: whether it ran is
+    /// not known). The library's own writes — at most a table's 1,600 columns — stay below.
+    static let markerParameterLimit = 7_000
+
     /// Runs prepared statement `name` behind its marker.
     /// - Throws: the server's `FATAL` marked ``PostgresError/statementDidNotRun``, when it
     ///   answered the marker; otherwise what ``query(_:values:)`` throws.

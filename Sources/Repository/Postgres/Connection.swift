@@ -65,14 +65,6 @@ public actor Connection {
         isReusable.store(false, ordering: .relaxed)
     }
 
-    /// Whether a transaction is open on the connection — begun and not ended — as of its last
-    /// statement.
-    var isInTransaction: Bool {
-        guard let handle else { return false }
-        let status = PQtransactionStatus(handle.pointer)
-        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
-    }
-
     /// Whether the connection is open and healthy as far as libpq knows.
     /// (As of its last statement: while one runs, the poller's thread may be using libpq's
     /// connection.)
@@ -213,13 +205,6 @@ public actor Connection {
             }
         }
     }
-
-    /// The most parameters a statement sent behind a marker may have. The marker's answer
-    /// describes each parameter in 4 bytes, and libpq gives up a connection whose answer of that
-    /// kind is longer than 30,000 bytes — after the statement was sent: a statement with more
-    /// goes unmarked (if the connection is lost then, it is not run again: whether it ran is
-    /// not known). The library's own writes — at most a table's 1,600 columns — stay below.
-    static let markerParameterLimit = 7_000
 
     func preparedName(_ connection: LibpqConnection, _ sql: String) async throws -> String {
         if let name = statements.name(for: sql) { return name }

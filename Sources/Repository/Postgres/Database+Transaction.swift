@@ -1,3 +1,5 @@
+internal import CPostgres
+
 extension Database {
     /// Runs `body` in a transaction on one connection: commits when it returns, rolls back
     /// when it throws (and rethrows).
@@ -82,6 +84,14 @@ extension Connection {
         if await isInTransaction { return try await nested(body) }
         try await begin()
         return try await runAndCommit(body)
+    }
+
+    /// Whether a transaction is open on the connection — begun and not ended — as of its last
+    /// statement.
+    var isInTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle.pointer)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
     }
 
     /// `body` in a savepoint of the open transaction (see ``transaction(_:)``).
