@@ -93,13 +93,20 @@ protocol ChangeTest<Value>: Sendable {
     func changed(_ old: Value, _ new: Value) -> Bool
 }
 
-/// `!=` of `E`, for values of a type `Value` that is `E`; for a `String`, a change of its bytes
+/// `!=` of `E`, for values of a type `Value` that is `E`; for a `String` (or a `String?`), a change of its bytes
 /// (`String`'s `==` is canonical equivalence: a precomposed `é` equals `e` and a combining
 /// accent, which are different text to the database).
 private struct Inequality<Value, E: Equatable>: ChangeTest {
     func changed(_ old: Value, _ new: Value) -> Bool {
         // Value is E here, so these casts only re-label the values.
         if E.self == String.self { return !unsafeBitCast(old, to: String.self).utf8.elementsEqual(unsafeBitCast(new, to: String.self).utf8) }
+        if E.self == String?.self {
+            switch (unsafeBitCast(old, to: String?.self), unsafeBitCast(new, to: String?.self)) {
+            case (let a?, let b?): return !a.utf8.elementsEqual(b.utf8)
+            case (nil, nil): return false
+            default: return true
+            }
+        }
         return unsafeBitCast(old, to: E.self) != unsafeBitCast(new, to: E.self)
     }
 }

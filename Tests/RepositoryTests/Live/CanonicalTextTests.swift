@@ -78,6 +78,20 @@ struct CanonicalTextTests {
         #expect(Array(handle.value.name.utf8) == Array(Self.decomposed.utf8))
     }
 
+    @Test("a String or String? part's observers hear a change of its bytes, however == compares them")
+    func partObservers() {
+        struct Profile: Equatable { var name: String; var nickname: String? }
+        let profile = Var(Profile(name: Self.composed, nickname: Self.composed))
+        let names = Recorder<String>(), nicknames = Recorder<String?>()
+        let subscriptions = [profile[\.name].observe { names.append($0.new) }, profile[\.nickname].observe { nicknames.append($0.new) }]
+        defer { subscriptions.forEach { $0.cancel() } }
+        profile[\.name].value = Self.decomposed
+        profile[\.nickname].value = Self.decomposed
+        profile[\.nickname].value = Self.decomposed  // the same bytes: nobody is told
+        #expect(names.all.map { Array($0.utf8) } == [Array(Self.decomposed.utf8)])
+        #expect(nicknames.all.map { $0.map { Array($0.utf8) } } == [Array(Self.decomposed.utf8)])
+    }
+
     @Test("0.0 set to -0.0 is written, and -0 read back from the database")
     func negativeZeroIsWritten() async throws {
         let handle = try await repository.read(Member.self, id: 2)
