@@ -53,6 +53,10 @@ extension Migrator {
             case .upDownFiles, .flyway: [("\(version)_\(slug).up.sql", "\n"), ("\(version)_\(slug).down.sql", "\n")]
             }
         }
+        // Most file systems take names of up to 255 bytes.
+        if let long = files.first(where: { $0.name.utf8.count > 255 }) {
+            throw MigrationError(.invalidRequest, "the file name would be \(long.name.utf8.count) bytes long, more than the 255 a file name may have: give the migration a shorter name")
+        }
         let paths = files.map { path($0.name) }
         if let taken = paths.first(where: FileManager.default.fileExists(atPath:)) {
             throw MigrationError(.invalidRequest, "\(taken) already exists")
