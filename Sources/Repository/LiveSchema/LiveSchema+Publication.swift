@@ -52,9 +52,8 @@ extension LiveSchema {
             try await ignoringDuplicate { try await database.query("CREATE PUBLICATION \(quoted) WITH (publish_via_partition_root = true)") }
         }
         // A publication FOR ALL TABLES publishes this one already (and refuses ADD TABLE).
-        if try described.decode(Bool.self, at: 7) {
-            // Nothing to add.
-        } else if try !described.decode(Bool.self, at: 3) {
+        let published = try described.decode(Bool.self, at: 3) || described.decode(Bool.self, at: 7)
+        if !published {
             // `name` is the server's own spelling of the table (`$1::regclass::text`), quoted as needed.
             try await ignoringDuplicate { try await database.query("ALTER PUBLICATION \(quoted) ADD TABLE \(name)") }
         } else if try described.decode(Bool.self, at: 6) {

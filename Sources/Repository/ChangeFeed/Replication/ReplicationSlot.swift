@@ -52,13 +52,7 @@ final class ReplicationSlot {
     func dropUnusable(on connection: FeedConnection, deadline: Duration) {
         guard mustStartAnew, let name else { return }
         self.name = nil
-        let end = ContinuousClock.now + deadline
-        while ContinuousClock.now < end {
-            guard let left = try? connection.query("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [.text(name)], deadline: deadline).first,
-                  let active = try? left.decode(Bool.self, at: 0) else { return }
-            if !active, (try? connection.query("SELECT pg_drop_replication_slot($1)", [.text(name)], deadline: deadline)) != nil { return }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        Self.drop(name, on: connection, deadline: deadline)
     }
 
     /// Drops this library's slots that no session uses and that hold back more than
@@ -83,6 +77,11 @@ final class ReplicationSlot {
         guard let name else { return }
         self.name = nil
         guard let connection = try? FeedConnection(configuration, channel: nil, deadline: deadline, types: types) else { return }
+        Self.drop(name, on: connection, deadline: deadline)
+    }
+
+    /// Drops the slot `name` once no walsender holds it any more, trying for `deadline`.
+    private static func drop(_ name: String, on connection: FeedConnection, deadline: Duration) {
         let end = ContinuousClock.now + deadline
         while ContinuousClock.now < end {
             _ = try? connection.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active",
