@@ -21,6 +21,7 @@ extension Database {
             recordPool()
             return (idle, false)
         }
+        try refuseSelfDeadlock()
         let start = ContinuousClock.now
         defer {
             metrics.waitTime.recordSince(start)

@@ -63,7 +63,7 @@ extension Database {
             outcomes = [await runAlone(batch[0].sql, batch[0].values)]
         } else {
             do {
-                outcomes = try await retryingUnrun { try await withConnection { try await $0.pipeline(batch.map { ($0.sql, $0.values) }) } }
+                outcomes = try await retryingUnrun { try await withPooledConnection { try await $0.pipeline(batch.map { ($0.sql, $0.values) }) } }
             } catch {
                 outcomes = batch.map { _ in .failure(error as? PostgresError ?? PostgresError(.server, "\(error)")) }
             }
@@ -85,7 +85,7 @@ extension Database {
     /// Runs a statement by itself on a pooled connection, outside the lanes.
     private func runAlone(_ sql: String, _ values: [SQLValue]) async -> Result<QueryResult, PostgresError> {
         do {
-            return .success(try await retryingUnrun { try await withConnection { try await $0.query(sql, values: values, marked: true) } })
+            return .success(try await retryingUnrun { try await withPooledConnection { try await $0.query(sql, values: values, marked: true) } })
         } catch {
             return .failure(error as? PostgresError ?? PostgresError(.server, "\(error)"))
         }

@@ -13,6 +13,11 @@ extension Database {
     ///
     /// Cancelling the task cancels the running statement and rolls back.
     ///
+    /// Run the transaction's statements on the connection `body` is given. A statement through
+    /// the pool instead (`database.query`) runs outside the transaction, on another connection;
+    /// when this task already holds every connection of the pool, it throws at once rather
+    /// than wait for itself forever.
+    ///
     /// When the connection is lost while `BEGIN` runs — the server ended it while it sat idle
     /// in the pool, say — nothing of the transaction has happened and `body` has not been
     /// called: it all runs on another connection. Once `BEGIN` has succeeded, nothing is run
@@ -41,7 +46,7 @@ extension Database {
             }
         }
         do {
-            let result = try await connection.runAndCommit(body)
+            let result = try await holding { try await connection.runAndCommit(body) }
             release(connection)
             return result
         } catch {

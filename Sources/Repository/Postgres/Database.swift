@@ -64,8 +64,17 @@ public final class Database: Sendable {
     }
 
     /// Runs `body` with a connection of its own, returned to the pool afterwards.
+    ///
+    /// Inside `body`, use the connection it is given: a task that holds every connection of
+    /// the pool and asks the pool for another (`database.query` here, with one connection)
+    /// gets an error at once rather than waiting for itself forever.
     @discardableResult
     public func withConnection<T>(_ body: (Connection) async throws -> T) async throws -> T {
+        try await withPooledConnection { connection in try await holding { try await body(connection) } }
+    }
+
+    /// ``withConnection(_:)`` for the library's own statements, which ask for no other connection.
+    func withPooledConnection<T>(_ body: (Connection) async throws -> T) async throws -> T {
         let connection = try await acquire()
         do {
             let result = try await body(connection)
@@ -93,7 +102,7 @@ public final class Database: Sendable {
         let values = parameters.map(\.sqlValue)
         let start = ContinuousClock.now
         do {
-            let result = try await retryingUnrun { try await withConnection { try await $0.query(sql, values: values, marked: true) } }
+            let result = try await retryingUnrun { try await withPooledConnection { try await $0.query(sql, values: values, marked: true) } }
             metrics.statementDuration.recordSince(start)
             return result
         } catch {

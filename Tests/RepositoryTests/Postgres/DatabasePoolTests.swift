@@ -41,6 +41,31 @@ struct DatabasePoolTests {
         #expect(try await database.query("SELECT 7")[0].decode(Int.self, at: 0) == 7)
     }
 
+    @Test("a task holding every connection that asks the pool for another is told so at once, not left waiting for itself")
+    func selfDeadlockRefused() async throws {
+        let database = try await TestServer.makeDatabase(maximumConnections: 1)
+        let inside = try await database.transaction { connection in
+            let error = await #expect(throws: PostgresError.self) { try await database.query("SELECT 1") }
+            #expect(error?.message.contains("holds all 1 connection(s) of the pool") == true)
+            // The transaction goes on: nothing was sent.
+            return try await connection.query("SELECT 2")[0].decode(Int.self, at: 0)
+        }
+        #expect(inside == 2)
+        // A task started inside the body is not the holder: it waits for the connection and gets it.
+        let later = try await database.withConnection { _ in Task { try await database.query("SELECT 3")[0].decode(Int.self, at: 0) } }
+        #expect(try await later.value == 3)
+
+        // With two connections, one held leaves one for the pool; both held, the third is refused.
+        let two = try await TestServer.makeDatabase(maximumConnections: 2)
+        try await two.withConnection { _ in
+            #expect(try await two.query("SELECT 4")[0].decode(Int.self, at: 0) == 4)
+            try await two.withConnection { _ in
+                await #expect(throws: PostgresError.self) { try await two.query("SELECT 5") }
+            }
+            #expect(try await two.query("SELECT 6")[0].decode(Int.self, at: 0) == 6)
+        }
+    }
+
     @Test("a closed pool refuses work")
     func closed() async throws {
         let database = try await TestServer.makeDatabase()
