@@ -45,11 +45,11 @@ struct DatabaseCommand: AsyncParsableCommand {
             let directory = DemoSession.localDirectory
             guard let server = try await LocalServer.running(in: directory) else {
                 return print(output.json ? Output.encode(ServerAction(directory: directory, stopped: false))
-                             : "The local server in \(TerminalText.escaped(directory)) is not running.")
+                             : "The local server in \(TerminalText.escaped(directory)) is not running." + (usesDatabaseURL.map { " " + $0 } ?? ""))
             }
             try await server.stop()
             print(output.json ? Output.encode(ServerAction(directory: directory, stopped: true))
-                  : "Stopped the local server in \(TerminalText.escaped(directory)). The next demo command starts it again.")
+                  : "Stopped the local server in \(TerminalText.escaped(directory)). " + (usesDatabaseURL ?? "The next demo command starts it again."))
         }
     }
 
@@ -64,9 +64,15 @@ struct DatabaseCommand: AsyncParsableCommand {
                 try FileManager.default.removeItem(atPath: directory)
             }
             print(output.json ? Output.encode(ServerAction(directory: directory, deleted: true))
-                  : "Deleted the local database in \(TerminalText.escaped(directory)). The next demo command starts a fresh one.")
+                  : "Deleted the local database in \(TerminalText.escaped(directory)). " + (usesDatabaseURL ?? "The next demo command starts a fresh one."))
         }
     }
+}
+
+/// With `DATABASE_URL` set, `db stop` and `db reset` still act on the local server, which demo
+/// is not using: they say so, rather than promise what the next command does.
+private var usesDatabaseURL: String? {
+    DemoSession.databaseURL == nil ? nil : "DATABASE_URL is set: demo uses that database, which this leaves alone."
 }
 
 /// What `db status` reports.

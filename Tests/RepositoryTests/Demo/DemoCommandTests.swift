@@ -67,6 +67,17 @@ struct DemoCommandTests {
         #expect(run.errors.split(separator: "\n").count == 1)
     }
 
+    @Test("with DATABASE_URL set, db stop and db reset act on the local server and say that DATABASE_URL's database is left alone")
+    func localCommandsBesideDatabaseURL() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/demo-\(UInt32.random(in: 0...UInt32.max))"
+        let beside = DemoProcess(environment: ["DEMO_DATA_DIRECTORY": directory, "DATABASE_URL": try await TestServer.connectionString(database: database.name())])
+        for command in ["stop", "reset"] {
+            let run = try await beside.run("db", command)
+            #expect(run.status == 0 && run.output.contains("DATABASE_URL is set: demo uses that database, which this leaves alone."), "\(run.output)\(run.errors)")
+            #expect(!run.output.contains("The next demo command"))
+        }
+    }
+
     @Test("watch receives a rename made by another process, and a psql UPDATE, then exits cleanly on Ctrl-C")
     func watchFollowsOtherProcesses() async throws {
         let ada = try await demo.json(BookPerson.self, "add", "Ada", "--json")
