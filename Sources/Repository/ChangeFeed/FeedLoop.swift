@@ -99,8 +99,8 @@ final class FeedLoop {
         let message = current.errorMessage
         session = nil
         reportOutage(PostgresError(.connectionLost, message.isEmpty ? "the change feed's connection was lost" : message))
-        // A session that ended as soon as it opened is not opened again at once (see ``ReconnectPacing``).
-        let pause = pacing.ended(at: .now)
+        // A session the server refused as soon as it opened is not opened again at once (see ``ReconnectPacing``).
+        let pause = pacing.ended(at: .now, refused: current.wasRefused)
         if pause > .zero { waitForWakeUp(pause) }
     }
 

@@ -10,6 +10,10 @@ protocol FeedSession: AnyObject {
     /// Whether this session took up the stream where the one before it stopped, so that no
     /// change was missed in between.
     var resumed: Bool { get }
+    /// Whether the server ended the session by refusing it — an error of its own, not a lost
+    /// connection (a terminated backend, a restart): the next session may meet the same
+    /// refusal, so it is paced (see ``ReconnectPacing``).
+    var wasRefused: Bool { get }
     /// Reads what arrived, handing each batch of changes on to `output`; false when the
     /// connection is lost.
     func receive(_ output: FeedOutput) -> Bool

@@ -15,6 +15,8 @@ final class ListenSession: FeedSession {
     var socket: Int32 { connection.socket }
     var errorMessage: String { connection.errorMessage }
     var resumed: Bool { false }
+    /// A `LISTEN` session ends only when its connection does.
+    var wasRefused: Bool { false }
     func finish() {}
 
     func receive(_ output: FeedOutput) -> Bool {

@@ -1,10 +1,12 @@
 /// When the change feed opens its next session after a failure — plain state, kept by the feed's
 /// thread; each method is one transition.
 ///
-/// After a session that ran for a while (a server restart, a cut connection), at once. After a
-/// session that could not be opened, or that ended soon after it opened — a server that accepts
-/// the connection and then refuses the stream, every time — after a pause that doubles up to
-/// `maximum`, so that a lasting fault is tried again now and then instead of in a tight loop.
+/// After a session whose connection was lost (a server restart, a cut connection), or that the
+/// server refused after it had run for a while, at once: an outage costs no more than the
+/// reconnection, however often it happens. After a session that could not be opened, or that
+/// the server refused soon after it opened — it accepts the connection and then refuses the
+/// stream, every time — after a pause that doubles up to `maximum`, so that a lasting fault is
+/// tried again now and then instead of in a tight loop.
 struct ReconnectPacing {
     /// The first pause.
     let initial: Duration
@@ -35,10 +37,11 @@ struct ReconnectPacing {
         return pause
     }
 
-    /// The open session ended at `now`: the pause before the next one (zero: at once).
-    mutating func ended(at now: ContinuousClock.Instant) -> Duration {
+    /// The open session ended at `now` — `refused` by the server, or its connection lost: the
+    /// pause before the next one (zero: at once).
+    mutating func ended(at now: ContinuousClock.Instant, refused: Bool) -> Duration {
         defer { openedAt = nil }
-        guard let openedAt, now - openedAt < settled else {
+        guard refused, let openedAt, now - openedAt < settled else {
             pause = initial
             return .zero
         }

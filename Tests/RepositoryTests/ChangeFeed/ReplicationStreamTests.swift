@@ -171,25 +171,29 @@ extension ReplicationStreamTests {
 /// When the change feed tries again: ``ReconnectPacing``, without a server.
 @Suite("Reconnect pacing")
 struct ReconnectPacingTests {
-    @Test("a session that ended soon after it opened waits a pause that doubles up to the maximum; one that ran for a while is followed at once, and the pause starts over")
+    @Test("a session refused soon after it opened waits a pause that doubles up to the maximum; one that ran for a while, or lost its connection, is followed at once, and the pause starts over")
     func pacing() {
         var pacing = ReconnectPacing(initial: .milliseconds(100), maximum: .milliseconds(400), settled: .seconds(1))
         let start = ContinuousClock.now
         var pauses: [Duration] = []
         for step in 0..<5 {
             pacing.opened(at: start + .seconds(step))
-            pauses.append(pacing.ended(at: start + .seconds(step) + .milliseconds(10)))
+            pauses.append(pacing.ended(at: start + .seconds(step) + .milliseconds(10), refused: true))
         }
         #expect(pauses == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(400), .milliseconds(400)])
         pacing.opened(at: start + .seconds(10))
-        #expect(pacing.ended(at: start + .seconds(12)) == .zero)  // ran 2 s: an outage, at once
+        #expect(pacing.ended(at: start + .seconds(12), refused: true) == .zero)  // ran 2 s: an outage, at once
         #expect(pacing.openFailed() == .milliseconds(100))  // the pause started over
         #expect(pacing.openFailed() == .milliseconds(200))
         pacing.opened(at: start + .seconds(20))
-        #expect(pacing.ended(at: start + .seconds(20) + .milliseconds(1)) == .milliseconds(400))
+        #expect(pacing.ended(at: start + .seconds(20) + .milliseconds(1), refused: true) == .milliseconds(400))
+        // A cut connection, however soon: at once, and the pause starts over.
+        pacing.opened(at: start + .seconds(30))
+        #expect(pacing.ended(at: start + .seconds(30) + .milliseconds(1), refused: false) == .zero)
+        #expect(pacing.openFailed() == .milliseconds(100))
     }
 
-    @Test("random sequences: every pause is zero or between the initial and the maximum, and zero exactly after a session that ran at least `settled`")
+    @Test("random sequences: every pause is zero or between the initial and the maximum, and zero exactly after a lost connection or a session that ran at least `settled`")
     func randomSequences() {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
@@ -203,8 +207,9 @@ struct ReconnectPacingTests {
                     pacing.opened(at: now)
                     let ran = Duration.milliseconds(Int.random(in: 0...2000, using: &generator))
                     now += ran
-                    let pause = pacing.ended(at: now)
-                    #expect((pause == .zero) == (ran >= .seconds(1)))
+                    let refused = Bool.random(using: &generator)
+                    let pause = pacing.ended(at: now, refused: refused)
+                    #expect((pause == .zero) == (!refused || ran >= .seconds(1)))
                     #expect(pause == .zero || (pause >= .milliseconds(50) && pause <= .seconds(2)))
                 }
             }

@@ -74,6 +74,7 @@ final class ReplicationSession: FeedSession {
 
     var socket: Int32 { stream?.socket ?? -1 }
     var errorMessage: String { stream?.errorMessage ?? "" }
+    private(set) var wasRefused = false
 
     func finish() {
         stream = nil  // the connection closes: the slot is free to drop
@@ -94,6 +95,7 @@ final class ReplicationSession: FeedSession {
             do {
                 if try !take(message) { return false }
             } catch {
+                wasRefused = true  // a message this session cannot read: the next one would read it too
                 return false
             }
         }
@@ -107,8 +109,12 @@ final class ReplicationSession: FeedSession {
     private func noteEnd(of stream: FeedConnection) {
         while PQisBusy(stream.pg) == 0, let result = PQgetResult(stream.pg) {
             defer { PQclear(result) }
-            guard PQresultStatus(result) == PGRES_FATAL_ERROR, let code = PQresultErrorField(result, Int32(Character("C").asciiValue!)) else { continue }
-            if String(cString: code) == "42704" { slot.cannotResume() }
+            guard PQresultStatus(result) == PGRES_FATAL_ERROR, let field = PQresultErrorField(result, Int32(Character("C").asciiValue!)) else { continue }
+            let code = String(cString: field)
+            if code == "42704" { slot.cannotResume() }
+            // Class 57 (operator intervention: a terminated backend, a shutdown) and class 08
+            // (connection exception) end a connection; anything else is the server refusing the stream.
+            if !code.hasPrefix("57") && !code.hasPrefix("08") { wasRefused = true }
         }
     }
 
