@@ -22,17 +22,15 @@ final class Observer<Value>: Sendable {
 /// another thread delivers — or from inside a handler — is queued and delivered by that same
 /// loop, after the current update.
 struct ObserverList<Value> {
-    enum Delivery {
-        case change(Update<Value>, to: [Observer<Value>])
-        case initial(Value, to: Observer<Value>)
+    /// One update for some observers (a change for all of them, or the first value for a new
+    /// one). A struct, not an enum with payloads: in code not specialized for `Value`, each
+    /// use of a payload tuple's type looks it up at run time.
+    struct Delivery {
+        let update: Update<Value>
+        let observers: [Observer<Value>]
 
         func run() {
-            switch self {
-            case .change(let update, let observers):
-                for observer in observers { observer.deliver(update) }
-            case .initial(let value, let observer):
-                observer.deliver(Update(old: value, new: value, isInitial: true))
-            }
+            for observer in observers { observer.deliver(update) }
         }
     }
 
@@ -58,7 +56,7 @@ struct ObserverList<Value> {
     /// nobody is delivering, as ``publish(_:handingOver:)`` does.
     mutating func add(_ observer: Observer<Value>, initial: Value?) -> Delivery? {
         observers.append(observer)
-        return initial.flatMap { handOut(.initial($0, to: observer)) }
+        return initial.flatMap { handOut(Delivery(update: Update(old: $0, new: $0, isInitial: true), observers: [observer])) }
     }
 
     mutating func remove(_ observer: Observer<Value>) {
@@ -71,9 +69,9 @@ struct ObserverList<Value> {
     /// that is. With nobody to tell, `update` is not called.
     mutating func publish(_ update: () -> Update<Value>, handingOver query: ObjectIdentifier? = nil) -> Delivery? {
         guard observerCount > 0 else { return nil }
-        guard let query else { return handOut(.change(update(), to: observers)) }
+        guard let query else { return handOut(Delivery(update: update(), observers: observers)) }
         let recipients = soleMember == query ? [] : observers.filter { $0.member != query }
-        return recipients.isEmpty ? nil : handOut(.change(update(), to: recipients))
+        return recipients.isEmpty ? nil : handOut(Delivery(update: update(), observers: recipients))
     }
 
     /// `delivery` for the caller to run when nobody is delivering (the caller delivers from

@@ -105,16 +105,18 @@ extension LiveStore: AnyLiveStore {
     static func apply(_ batch: ReadBatch<Content>, to stores: [LiveStore<Table>], sequence: UInt64) throws {
         var failure: (any Error)?
         MemberBatch.run {
-            for (store, found) in zip(stores, batch.found) {
-                switch found {
+            // By index: in code not specialized for the content, a zip's iterator looks up its
+            // runtime metadata on every step.
+            for position in stores.indices {
+                let store = stores[position]
+                switch batch.found[position] {
                 case nil:
                     store.applyRead(nil, sequence: sequence)
                 case .decoded(let row)?:
                     store.applyRead(row, sequence: sequence)
                 case .row(let index, let version)?:
-                    if store.confirmRead(version: version, sequence: sequence) { continue }
                     do {
-                        store.applyRead(try batch.decode(index), sequence: sequence)
+                        try store.applyRead(version: version, sequence: sequence) { try batch.decode(index) }
                     } catch {
                         failure = failure ?? error
                     }

@@ -16,7 +16,8 @@ struct ObserverListTests {
         var observers = 0
         var observersAtChange: [Int: Int] = [:]  // a change goes to the observers there were when it was made
         func run(_ delivery: ObserverList<Int>.Delivery) {
-            if case .change(let update, let to) = delivery {
+            let (update, to) = (delivery.update, delivery.observers)
+            if !update.isInitial {
                 delivered.append(update.new)
                 if to.count != observersAtChange[update.new] { problems.append("\(update.new) delivered to \(to.count) observers") }
             }
@@ -82,13 +83,13 @@ struct ObserverListTests {
         let plain = Observer<Int> { _ in }
         _ = list.add(plain, initial: nil)
         _ = list.add(Observer(member: ObjectIdentifier(other)) { _ in }, initial: nil)
-        guard case .change(let update, let recipients)? = list.publish({ Update(old: 1, new: 2) }, handingOver: ObjectIdentifier(query)) else {
+        guard let (update, recipients) = list.publish({ Update(old: 1, new: 2) }, handingOver: ObjectIdentifier(query)).map({ ($0.update, $0.observers) }) else {
             Issue.record("the other observers were not handed the update")
             return
         }
         #expect(update.new == 2 && recipients.count == 2 && !recipients.contains { $0.member == ObjectIdentifier(query) })
         _ = list.next()
-        guard case .change(_, let everyone)? = list.publish({ Update(old: 2, new: 3) }) else {
+        guard let everyone = list.publish({ Update(old: 2, new: 3) })?.observers else {
             Issue.record("an update outside a hand-over did not reach everyone")
             return
         }
