@@ -1,3 +1,5 @@
+import Synchronization
+
 extension Database {
     /// The pooled connections the running task holds in the bodies of ``withConnection(_:)``
     /// and ``transaction(_:)``: a task that holds all of a pool's connections and asks it for
@@ -5,9 +7,11 @@ extension Database {
     /// would wait for itself forever — it is told so instead.
     @TaskLocal static var held = HeldConnections()
 
-    /// Runs `body`, counting `connection`'s checkout as held by the running task.
+    /// Runs `body`, counting one more of this pool's connections as held by the running task.
     func holding<T>(_ body: () async throws -> T) async throws -> T {
-        try await Self.$held.withValue(Self.held.adding(self)) { try await body() }
+        guard let hold = ConnectionHold(database: self) else { return try await body() }
+        defer { hold.end() }
+        return try await Self.$held.withValue(Self.held.adding(hold)) { try await body() }
     }
 
     /// Throws when the running task holds every connection of this pool: a checkout would never end.
@@ -18,27 +22,44 @@ extension Database {
     }
 }
 
-/// How many connections of each pool one task holds (see ``Database/held``). Counted only for
-/// the task that took them: a task started inside such a body inherits the value, but not
-/// what it counts — it may wait for the holder, which may be done with its connections.
+/// The connections one task holds (see ``Database/held``). A task started inside such a body
+/// inherits the value, but is not the holder: it may wait for the holder, which may be done
+/// with its connections — so only holds of the running task, still under way, count.
 struct HeldConnections: Sendable {
-    private var counts: [ObjectIdentifier: (task: Int, count: Int)] = [:]
+    private var holds: [ConnectionHold] = []
 
-    /// These, and one more of `database`'s, held by the running task.
-    func adding(_ database: Database) -> HeldConnections {
-        guard let task = Self.currentTask else { return self }
+    /// These, and `hold`.
+    func adding(_ hold: ConnectionHold) -> HeldConnections {
         var next = self
-        let key = ObjectIdentifier(database)
-        let held = counts[key].flatMap { $0.task == task ? $0.count : nil } ?? 0
-        next.counts[key] = (task, held + 1)
+        next.holds.append(hold)
         return next
     }
 
     /// How many of `database`'s connections the running task holds.
     func count(of database: Database) -> Int {
-        guard let task = Self.currentTask, let held = counts[ObjectIdentifier(database)], held.task == task else { return 0 }
-        return held.count
+        guard !holds.isEmpty, let task = ConnectionHold.currentTask else { return 0 }
+        return holds.count { $0.database == ObjectIdentifier(database) && $0.task == task && $0.isUnderWay }
+    }
+}
+
+/// One body holding one pooled connection, by one task. The task's identity (its address) is
+/// compared only while the hold is under way — while the task is alive, so no other task has
+/// that address; a hold that ended counts for no one, whatever task later reuses the address.
+final class ConnectionHold: Sendable {
+    let database: ObjectIdentifier
+    let task: Int
+    private let underWay = Atomic<Bool>(true)
+
+    /// A hold by the running task; nil outside any task (nothing to tell apart).
+    init?(database: Database) {
+        guard let task = Self.currentTask else { return nil }
+        (self.database, self.task) = (ObjectIdentifier(database), task)
     }
 
-    private static var currentTask: Int? { withUnsafeCurrentTask { $0?.hashValue } }
+    var isUnderWay: Bool { underWay.load(ordering: .acquiring) }
+
+    /// The body returned or threw.
+    func end() { underWay.store(false, ordering: .releasing) }
+
+    static var currentTask: Int? { withUnsafeCurrentTask { $0?.hashValue } }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Repository
+@testable import Repository
 import Testing
 
 @Suite("Database pool")
@@ -64,6 +64,17 @@ struct DatabasePoolTests {
             }
             #expect(try await two.query("SELECT 6")[0].decode(Int.self, at: 0) == 6)
         }
+    }
+
+    @Test("a hold counts while its body runs, for its own task only: once it ended, a task that inherited it — or has the holder's identity — is not refused")
+    func endedHoldsDoNotCount() async throws {
+        let database = try await TestServer.makeDatabase(maximumConnections: 1)
+        let inherited = try await database.withConnection { _ in
+            #expect(Database.held.count(of: database) == 1)
+            #expect(await Task { Database.held.count(of: database) }.value == 0)  // another task: not the holder
+            return Database.held
+        }
+        #expect(inherited.count(of: database) == 0)  // the same task, after the hold ended
     }
 
     @Test("a closed pool refuses work")
