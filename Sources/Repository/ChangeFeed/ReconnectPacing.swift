@@ -1,28 +1,33 @@
 /// When the change feed opens its next session after a failure — plain state, kept by the feed's
 /// thread; each method is one transition.
 ///
-/// After a session whose connection was lost (a server restart, a cut connection), or that the
-/// server refused after it had run for a while, at once: an outage costs no more than the
-/// reconnection, however often it happens. After a session that could not be opened, or that
-/// the server refused soon after it opened — it accepts the connection and then refuses the
-/// stream, every time — after a pause that doubles up to `maximum`, so that a lasting fault is
-/// tried again now and then instead of in a tight loop.
+/// After a session that ran for a while, at once: an outage (a server restart, a cut
+/// connection) costs no more than the reconnection, however often it happens. After a session
+/// that could not be opened, that the server refused soon after it opened (it accepts the
+/// connection and then refuses the stream, every time), or whose connection was lost almost as
+/// soon as it opened (ended on sight, every time), after a pause that doubles up to `maximum`,
+/// so that a lasting fault is tried again now and then instead of in a tight loop.
 struct ReconnectPacing {
     /// The first pause.
     let initial: Duration
     /// The longest pause.
     let maximum: Duration
-    /// How long a session must have run for its end to be taken for an outage rather than a
-    /// fault of the session itself.
+    /// How long a session must have run for the server's refusal of it to be taken for an
+    /// outage rather than a fault of the session itself.
     let settled: Duration
+    /// How long a session must have run for the loss of its connection to be taken for an
+    /// outage: much less than `settled` — a cut connection is followed at once even when the
+    /// session before it was cut too, a moment earlier.
+    let quickLoss: Duration
     /// The pause before the next try, when one is due.
     private(set) var pause: Duration
     private var openedAt: ContinuousClock.Instant?
 
-    init(initial: Duration = .milliseconds(100), maximum: Duration, settled: Duration = .seconds(1)) {
+    init(initial: Duration = .milliseconds(100), maximum: Duration, settled: Duration = .seconds(1), quickLoss: Duration = .milliseconds(50)) {
         self.initial = initial
         self.maximum = max(initial, maximum)
         self.settled = settled
+        self.quickLoss = min(quickLoss, settled)
         pause = initial
     }
 
@@ -41,7 +46,7 @@ struct ReconnectPacing {
     /// pause before the next one (zero: at once).
     mutating func ended(at now: ContinuousClock.Instant, refused: Bool) -> Duration {
         defer { openedAt = nil }
-        guard refused, let openedAt, now - openedAt < settled else {
+        guard let openedAt, now - openedAt < (refused ? settled : quickLoss) else {
             pause = initial
             return .zero
         }

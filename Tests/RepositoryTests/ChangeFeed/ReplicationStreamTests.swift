@@ -171,7 +171,7 @@ extension ReplicationStreamTests {
 /// When the change feed tries again: ``ReconnectPacing``, without a server.
 @Suite("Reconnect pacing")
 struct ReconnectPacingTests {
-    @Test("a session refused soon after it opened waits a pause that doubles up to the maximum; one that ran for a while, or lost its connection, is followed at once, and the pause starts over")
+    @Test("a session refused soon after it opened, or cut on sight, waits a pause that doubles up to the maximum; one that ran for a while is followed at once, and the pause starts over")
     func pacing() {
         var pacing = ReconnectPacing(initial: .milliseconds(100), maximum: .milliseconds(400), settled: .seconds(1))
         let start = ContinuousClock.now
@@ -187,13 +187,15 @@ struct ReconnectPacingTests {
         #expect(pacing.openFailed() == .milliseconds(200))
         pacing.opened(at: start + .seconds(20))
         #expect(pacing.ended(at: start + .seconds(20) + .milliseconds(1), refused: true) == .milliseconds(400))
-        // A cut connection, however soon: at once, and the pause starts over.
+        // A cut connection after 60 ms: at once, and the pause starts over; one cut on sight is paced.
         pacing.opened(at: start + .seconds(30))
-        #expect(pacing.ended(at: start + .seconds(30) + .milliseconds(1), refused: false) == .zero)
+        #expect(pacing.ended(at: start + .seconds(30) + .milliseconds(60), refused: false) == .zero)
         #expect(pacing.openFailed() == .milliseconds(100))
+        pacing.opened(at: start + .seconds(40))
+        #expect(pacing.ended(at: start + .seconds(40) + .milliseconds(1), refused: false) == .milliseconds(200))
     }
 
-    @Test("random sequences: every pause is zero or between the initial and the maximum, and zero exactly after a lost connection or a session that ran at least `settled`")
+    @Test("random sequences: every pause is zero or between the initial and the maximum, and zero exactly after a session that ran at least `settled` (refused) or `quickLoss` (its connection lost)")
     func randomSequences() {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
@@ -205,11 +207,11 @@ struct ReconnectPacingTests {
                     #expect(pause >= .milliseconds(50) && pause <= .seconds(2))
                 } else {
                     pacing.opened(at: now)
-                    let ran = Duration.milliseconds(Int.random(in: 0...2000, using: &generator))
+                    let ran = Duration.milliseconds(Int.random(in: 0...(Bool.random(using: &generator) ? 100 : 2000), using: &generator))
                     now += ran
                     let refused = Bool.random(using: &generator)
                     let pause = pacing.ended(at: now, refused: refused)
-                    #expect((pause == .zero) == (!refused || ran >= .seconds(1)))
+                    #expect((pause == .zero) == (ran >= (refused ? .seconds(1) : .milliseconds(50))))
                     #expect(pause == .zero || (pause >= .milliseconds(50) && pause <= .seconds(2)))
                 }
             }

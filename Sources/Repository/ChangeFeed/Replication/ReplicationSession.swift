@@ -113,8 +113,9 @@ final class ReplicationSession: FeedSession {
             let code = String(cString: field)
             if code == "42704" { slot.cannotResume() }
             // Class 57 (operator intervention: a terminated backend, a shutdown) and class 08
-            // (connection exception) end a connection; anything else is the server refusing the stream.
-            if !code.hasPrefix("57") && !code.hasPrefix("08") { wasRefused = true }
+            // (connection exception) end a connection; anything else — and a protocol violation
+            // (08P01), which the next session would commit again — is the server refusing the stream.
+            if (!code.hasPrefix("57") && !code.hasPrefix("08")) || code == "08P01" { wasRefused = true }
         }
     }
 
