@@ -131,4 +131,6 @@ private struct ServerAction: Encodable {
     var directory: String
     var stopped: Bool?
     var deleted: Bool?
+    /// Set: demo uses `DATABASE_URL`'s database, which the command left alone.
+    var databaseURLLeftAlone: Bool? = DemoSession.databaseURL != nil ? true : nil
 }

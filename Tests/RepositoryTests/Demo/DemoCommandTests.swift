@@ -75,6 +75,8 @@ struct DemoCommandTests {
             let run = try await beside.run("db", command)
             #expect(run.status == 0 && run.output.contains("DATABASE_URL is set: demo uses that database, which this leaves alone."), "\(run.output)\(run.errors)")
             #expect(!run.output.contains("The next demo command"))
+            struct Action: Decodable { var databaseURLLeftAlone: Bool? }
+            #expect(try await beside.json(Action.self, "db", command, "--json").databaseURLLeftAlone == true)
         }
     }
 
