@@ -130,6 +130,28 @@ struct AddressBookTests {
         await #expect(throws: AddressBookError.noSuchPerson(id)) { try await book.readPerson(id: id) }
     }
 
+    @Test("a child belongs to one aggregate: appended elsewhere first, the write is refused and nothing changes; removed, saved, then appended, it moves")
+    func moveChild() async throws {
+        let ada = try await book.addPerson(name: "Ada", streets: ["Ockham Park"])
+        let bob = try await book.addPerson(name: "Bob")
+        let address = ada.value.addresses[0]
+        bob[\.addresses].value.append(address)  // still Ada's: its key is taken
+        let refused = await #expect(throws: LiveRecordError.self) { try await bob.save() }
+        let reason = String(describing: refused)
+        #expect(reason.contains("23505") || reason.contains("duplicate key"), "\(reason)")
+        #expect(try await eventually { bob.value.addresses.isEmpty })
+        #expect(try await addressRows(ada.value.id).map(\.street) == ["Ockham Park"])
+        #expect(try await addressRows(bob.value.id).isEmpty)
+
+        ada[\.addresses].value.removeAll { $0.id == address.id }
+        try await ada.save()
+        bob[\.addresses].value.append(address)
+        try await bob.save()
+        #expect(try await addressRows(ada.value.id).isEmpty)
+        #expect(try await addressRows(bob.value.id).map(\.street) == ["Ockham Park"])
+        #expect(try await eventually { ada.value.addresses.isEmpty && bob.value.addresses.map(\.id) == [address.id] })
+    }
+
     @Test("the live list follows people and their addresses, and its elements write through")
     func liveList() async throws {
         _ = try await book.addPerson(name: "Grace", streets: ["Arlington"])
