@@ -222,26 +222,19 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
         transition { $0.applyRead(row, sequence: sequence) }
     }
 
-    /// Applies a read, numbered `sequence`, of a row at `version`, in one transition: the row
-    /// only confirms the store when it holds that version and nothing else follows from it
-    /// (see ``SyncState/confirmRead(version:sequence:)``), and need not be decoded; otherwise
-    /// `decode` makes it a value — under the store's lock, so that a row costs one lock — and
-    /// it is applied. A row that does not decode leaves the store as it was, and is thrown.
+    /// Applies a read, numbered `sequence`, of a row at `version`: when the store holds that
+    /// version and nothing else follows from it (see ``SyncState/confirmRead(version:sequence:)``),
+    /// the row only confirms it and is never decoded; otherwise `decode` makes it a value and it
+    /// is applied. `decode` runs the user's `init(from:)`, so it runs outside the store's lock
+    /// (it may read live values). A row that does not decode leaves the store as it was, and
+    /// is thrown.
     func applyRead(version: Content.Version, sequence: UInt64, decode: () throws -> Committed<Content>) throws {
         // An aggregate tells of each newly committed state (``transition(_:)``): always applied.
-        guard committedChanged == nil else { return applyRead(try decode(), sequence: sequence) }
-        var failure: (any Error)?
-        perform(cell.transition { sync in
-            if let effects = sync.confirmRead(version: version, sequence: sequence) { return (.none, effects) }
-            do {
-                let effects = sync.applyRead(try decode(), sequence: sequence)
-                return (effects.publish.map { .some($0) }, effects)
-            } catch {
-                failure = error
-                return (.none, SyncEffects())
-            }
-        })
-        if let failure { throw failure }
+        if committedChanged == nil, let effects = cell.update({ $0.confirmRead(version: version, sequence: sequence) }) {
+            if !effects.isNothing { perform(effects) }
+            return
+        }
+        applyRead(try decode(), sequence: sequence)
     }
 
     private func reread() async {

@@ -41,7 +41,7 @@ enum RecordContent<R: Record>: SyncContent {
     /// as stored: their dates came from the database, to the microsecond, so no encoding is
     /// needed to know. The rest goes through ``differs(_:_:)``.
     static func differsAsRead(_ a: R, _ b: R) -> Bool {
-        if equalIfEquatable(a, b) == false, equalIfEquatable(a, a) == true, equalIfEquatable(b, b) == true { return true }
+        if unequalAndEachSelfEqual(a, b) { return true }
         return differs(a, b)
     }
 

@@ -127,6 +127,18 @@ func equalIfEquatable<T>(_ a: T, _ b: T) -> Bool? {
     return equal(type)
 }
 
+/// Whether `a != b` while each `==` itself (no NaN in either), when the values are
+/// `Equatable`; false when they are not. The conformance is looked up once for the three.
+func unequalAndEachSelfEqual<T>(_ a: T, _ b: T) -> Bool {
+    guard let type = T.self as? any Equatable.Type else { return false }
+    func test<E: Equatable>(_: E.Type) -> Bool {
+        // T is E here, so these casts only re-label the values.
+        let (x, y) = (unsafeBitCast(a, to: E.self), unsafeBitCast(b, to: E.self))
+        return x != y && x == x && y == y
+    }
+    return test(type)
+}
+
 /// Whether `a` and `b` are the same bit for bit: the same scalars, and references to the same
 /// storage (a `String` copied, not rebuilt). Then they are one value however it is compared or
 /// stored. False says nothing: equal values may differ in their bits (separate storage,
