@@ -9,6 +9,8 @@ struct LiveContext: Sendable {
     let metrics: LiveMetrics
     /// The repository's count of rows read, and taken from the replication stream.
     let reads: Locked<ReadCount>
+    /// The pool that values are read and written through.
+    let database: Database
 }
 
 /// The change feed's and live values' metrics, through swift-metrics (no-op handlers when no

@@ -151,7 +151,7 @@ public final class LiveRepository: Sendable {
             Self.log(error, to: logger, metrics: metrics, closing: closing)
         }
         self.report = report
-        context = LiveContext(sequence: sequence, policy: conflictPolicy, report: report, metrics: metrics, reads: reads)
+        context = LiveContext(sequence: sequence, policy: conflictPolicy, report: report, metrics: metrics, reads: reads, database: database)
         feed = ChangeFeed(database.configuration, source: source, logger: logger, types: database.types)
         let events = feed.events
         defer {

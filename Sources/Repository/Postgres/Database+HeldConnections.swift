@@ -14,9 +14,12 @@ extension Database {
         return try await Self.$held.withValue(Self.held.adding(hold)) { try await body() }
     }
 
+    /// Whether the running task holds every connection of this pool: nothing it waits for can get one.
+    var isHeldWhole: Bool { Self.held.count(of: self) >= maximumConnections }
+
     /// Throws when the running task holds every connection of this pool: a checkout would never end.
     func refuseSelfDeadlock() throws {
-        guard Self.held.count(of: self) >= maximumConnections else { return }
+        guard isHeldWhole else { return }
         throw PostgresError(.invalidStatement, "this task holds all \(maximumConnections) connection(s) of the pool, in withConnection or transaction, "
                             + "and asked for another, which would wait forever: use the Connection given to that body, or a pool with more connections")
     }

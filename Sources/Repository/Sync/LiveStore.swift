@@ -18,6 +18,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     private let report: @Sendable (LiveRecordError) -> Void
     private let metrics: LiveMetrics
     private let reads: Locked<ReadCount>
+    private let database: Database
     /// Told each newly committed state (aggregates keep their child routes current with it).
     private let committedChanged: (@Sendable (Committed<Content>) -> Void)?
     private let cell: ObservedState<SyncState<Content>>
@@ -40,6 +41,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
         self.report = context.report
         self.metrics = context.metrics
         self.reads = context.reads
+        self.database = context.database
         let policy = context.policy
         self.committedChanged = committedChanged
         cell = ObservedState(SyncState(table: table.qualifiedName, key: keyText, policy: policy, committed: committed, sequence: sequenceNumber))
@@ -120,7 +122,15 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     }
 
     /// Waits until the edits counted by `ticket` are settled; throws a failure (see ``SaveLedger``).
+    /// A task that holds every connection of the pool (in `withConnection` or `transaction`)
+    /// would wait forever for a write that cannot get one: it is told so at once, and the
+    /// edits are written once it gives a connection back.
     func awaitSave(_ ticket: Int) async throws {
+        if database.isHeldWhole, waiters.withLock({ $0.saves.isUnsettled(ticket) }) {
+            cancelSave(ticket)
+            throw PostgresError(.invalidStatement, "save() in a task that holds all \(database.maximumConnections) connection(s) of the pool, in withConnection "
+                                + "or transaction, would wait forever for the write, which needs one: the edits stay, and are written once the connection is given back")
+        }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 guard let woken = waiters.withLock({ $0.saves.park(ticket, continuation) }) else { return }

@@ -28,6 +28,12 @@ struct SaveWaiters<Waiter> {
     /// The call `ticket` waits with `waiter`: nil when it is parked; otherwise what to resume it
     /// with now — `.some(nil)` to return, `.some(error)` to throw (a `CancellationError` when it
     /// was cancelled before it waited).
+    /// Whether the edits counted by `ticket` are not settled yet: a ``park(_:_:)`` now would wait.
+    func isUnsettled(_ ticket: Int) -> Bool {
+        if case .enrolled? = entries[ticket] { return true }
+        return false
+    }
+
     mutating func park(_ ticket: Int, _ waiter: Waiter) -> (any Error)?? {
         switch entries[ticket] {
         case .enrolled?:
