@@ -129,11 +129,21 @@ enum AggregateContent<A: Aggregate>: SyncContent {
 
     static func name(of field: Field) -> String {
         switch field {
-        case .root(let property): property
-        case .child(let id, let property): "\(A.Child.tableName)[\(id)].\(property)"
+        case .root(let property): RecordContent<A.Root>.name(of: property)
+        case .child(let id, let property): "\(A.Child.tableName)[\(id)].\(RecordContent<A.Child>.name(of: property))"
         case .presence(let id): "\(A.Child.tableName)[\(id)]"
         case .order: "order of \(A.Child.tableName)"
         }
+    }
+
+    /// Each field by ``name(of:)``, but an edited column of a child that `theirs` no longer has
+    /// by the child, once: what conflicts is its removal, not the column.
+    static func conflictNames(_ fields: Set<Field>, theirs: A) -> [String] {
+        let present = Set(theirs.children.map(\.id))
+        return Set(fields.map { field in
+            guard case .child(let id, _) = field, !present.contains(id) else { return name(of: field) }
+            return "\(name(of: .presence(id))) (removed)"
+        }).sorted()
     }
 
     // MARK: - Children

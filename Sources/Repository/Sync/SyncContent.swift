@@ -29,6 +29,8 @@ protocol SyncContent {
     static func differsAsRead(_ a: Value, _ b: Value) -> Bool
     /// How an error message names `field`.
     static func name(of field: Field) -> String
+    /// How a conflict with `theirs` names `fields`, sorted: by default each by ``name(of:)``.
+    static func conflictNames(_ fields: Set<Field>, theirs: Value) -> [String]
     /// The version change announcements carry for the value's own row (an aggregate's root).
     static func rowVersion(_ version: Version) -> Int64
     /// The version of the child row with this key (as announcements spell it) held in
@@ -42,6 +44,7 @@ protocol SyncContent {
 extension SyncContent {
     static func childVersion(forKey key: String, in version: Version) -> Int64? { nil }
     static func differsAsRead(_ a: Value, _ b: Value) -> Bool { differs(a, b) }
+    static func conflictNames(_ fields: Set<Field>, theirs: Value) -> [String] { fields.map(name).sorted() }
 }
 
 extension SyncContent where Version == Int64 {

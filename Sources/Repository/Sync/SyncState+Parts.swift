@@ -56,7 +56,7 @@ extension SyncState: ValueHolding {
 
     /// The conflict of `fields` between our value and theirs, as reported.
     func conflictError(_ fields: Set<Field>, ours: Value, theirs: Value) -> LiveRecordError {
-        .conflict(table: table, key: key, columns: fields.map(Content.name).sorted(), ours: ours, theirs: theirs, policy: policy)
+        .conflict(table: table, key: key, columns: Content.conflictNames(fields, theirs: theirs), ours: ours, theirs: theirs, policy: policy)
     }
 
     /// `row` with this process's unsaved edits on top, exactly (see ``SyncContent/replacing(_:in:from:)``).

@@ -152,6 +152,30 @@ struct AddressBookTests {
         #expect(try await eventually { ada.value.addresses.isEmpty && bob.value.addresses.map(\.id) == [address.id] })
     }
 
+    @Test("an edit of an address that another connection removes meanwhile: the removal wins, and the conflict names the removal, not a column nobody changed")
+    func editOfRemovedChild() async throws {
+        let ada = try await book.addPerson(name: "Ada", streets: ["Ockham Park", "Horsley Towers"])
+        let removed = ada.value.addresses[1].id
+        // Another connection holds the row, so that the edit's UPDATE waits for it, then deletes it.
+        let other = try await Connection.connect(database.configuration)
+        try await other.execute(script: "BEGIN")
+        try await other.query("SELECT 1 FROM addresses WHERE id = $1 FOR UPDATE", [removed])
+        ada[\.addresses][1][\.street].value = "Horsley Towers, Surrey"
+        #expect(try await eventually {
+            try await database.query("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE%addresses%'")[0].decode(Int.self, at: 0) == 1
+        })
+        try await other.query("DELETE FROM addresses WHERE id = $1", [removed])
+        try await other.execute(script: "COMMIT")
+        let error = await #expect(throws: LiveRecordError.self) { try await ada.save() }
+        guard case .conflict(_, _, let columns, _, _, _)? = error else {
+            Issue.record("not a conflict: \(String(describing: error))")
+            return
+        }
+        #expect(columns == ["addresses[\(removed)] (removed)"])
+        #expect(try await eventually { ada.value.addresses.map(\.street) == ["Ockham Park"] })
+        #expect(try await addressRows(ada.value.id).map(\.street) == ["Ockham Park"])
+    }
+
     @Test("the live list follows people and their addresses, and its elements write through")
     func liveList() async throws {
         _ = try await book.addPerson(name: "Grace", streets: ["Arlington"])

@@ -48,7 +48,9 @@ struct AggregateContentTests {
         let fields = try Content.fields(changedFrom: base, to: mine)
         #expect(fields == [.order, .child(b.id, "street")])
         #expect(try Content.replacing(fields, in: theirs, from: mine) == person("Ada", [a, c]))
-        #expect(Content.differing(theirs, base, among: fields) == [.child(b.id, "street")])  // reported as a conflict
+        #expect(Content.differing(theirs, base, among: fields) == [.child(b.id, "street")])  // reported as a conflict…
+        #expect(Content.conflictNames([.child(b.id, "street"), .child(b.id, "city"), .order], theirs: theirs)
+                == ["addresses[\(b.id)] (removed)", "order of addresses"])  // …naming the removal, not a column nobody changed
         let reordered = try Content.replacing([.order], in: person("Ada", [a, b, c]), from: person("Ada", [b, a]))
         #expect(reordered == person("Ada", [b, a, c]))
     }
