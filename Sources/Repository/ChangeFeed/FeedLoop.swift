@@ -99,7 +99,7 @@ final class FeedLoop {
         let message = current.errorMessage
         session = nil
         reportOutage(PostgresError(.connectionLost, message.isEmpty ? "the change feed's connection was lost" : message))
-        // A session the server refused as soon as it opened is not opened again at once (see ``ReconnectPacing``).
+        // A session the server refused soon after it opened, or cut on sight, is not opened again at once (see ``ReconnectPacing``).
         let pause = pacing.ended(at: .now, refused: current.wasRefused)
         if pause > .zero { waitForWakeUp(pause) }
     }
