@@ -31,6 +31,37 @@ enum FileProblem {
         return text
     }
 
+    /// Creates the file `path`, which must not exist, holding `contents`.
+    /// - Throws: ``MigrationError`` naming the file, in the system's words: it exists already,
+    ///   or the directory takes no new files (permissions, a read-only or virtual file system
+    ///   such as `/proc`), or the file system is full. A file only partly written is removed.
+    static func createNew(_ path: String, contents: String) throws {
+        let shown = TerminalText.escaped(path, limit: 300)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            let code = errno
+            if code == EEXIST { throw MigrationError(.invalidRequest, "\(shown) already exists") }
+            // A directory that exists and yet says "no such file" is one that makes no files.
+            let reason = code == ENOENT ? "this directory takes no new files" : String(cString: strerror(code))
+            throw MigrationError(.invalidRequest, "\(shown) cannot be created: \(reason)")
+        }
+        var failure: Int32?
+        Array(contents.utf8).withUnsafeBytes { bytes in
+            var written = 0
+            while written < bytes.count {
+                let count = write(descriptor, bytes.baseAddress! + written, bytes.count - written)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { failure = count < 0 ? errno : EIO; return }
+                written += count
+            }
+        }
+        if close(descriptor) != 0, failure == nil, errno != EINTR { failure = errno }
+        if let failure {
+            unlink(path)
+            throw MigrationError(.invalidRequest, "\(shown) cannot be written: \(String(cString: strerror(failure)))")
+        }
+    }
+
     /// What the file is when it is not a regular one (symbolic links followed); nil for a
     /// regular file, or one that cannot be looked at (reading it then says why).
     private static func notRegular(_ path: String) -> String? {

@@ -57,15 +57,17 @@ extension Migrator {
         if let long = files.first(where: { $0.name.utf8.count > 255 }) {
             throw MigrationError(.invalidRequest, "the file name would be \(long.name.utf8.count) bytes long, more than the 255 a file name may have: give the migration a shorter name")
         }
+        // Created exclusively, so that a file made meanwhile (another `migrate new`) is never
+        // overwritten; when the second of two cannot be made, the first is taken back.
         let paths = files.map { path($0.name) }
-        if let taken = paths.first(where: FileManager.default.fileExists(atPath:)) {
-            throw MigrationError(.invalidRequest, "\(taken) already exists")
-        }
+        var created: [String] = []
         for (path, file) in zip(paths, files) {
             do {
-                try file.contents.write(toFile: path, atomically: true, encoding: .utf8)
+                try FileProblem.createNew(path, contents: file.contents)
+                created.append(path)
             } catch {
-                throw MigrationError(.invalidRequest, "\(TerminalText.escaped(path, limit: 300)) cannot be written: \(FileProblem.reason(error))")
+                for made in created { unlink(made) }
+                throw error
             }
         }
         return paths[0]

@@ -63,6 +63,11 @@ struct MigrationFileTests {
         #expect(tooLong?.message == "the file name would be 309 bytes long, more than the 255 a file name may have: give the migration a shorter name", "\(String(describing: tooLong))")
         let beneathFile = #expect(throws: MigrationError.self) { try Migrator.createFile(named: "b", in: inTheWay + "/sub") }
         #expect(beneathFile.map { !$0.message.contains("NSCocoaErrorDomain") && !$0.message.contains("\n") } == true, "\(String(describing: beneathFile))")
+        #if os(Linux)
+        // A directory that exists but makes no files: the kernel's /proc.
+        let virtual = #expect(throws: MigrationError.self) { try Migrator.createFile(named: "b", in: "/proc") }
+        #expect(virtual?.message == "/proc/0001_b.sql cannot be created: this directory takes no new files", "\(String(describing: virtual))")
+        #endif
     }
 
     @Test("new files continue the directory's numbering or timestamp style")
