@@ -38,7 +38,7 @@ extension ObservableValue {
     }
 
     /// The value transformed by `transform`; observers run when the result changed
-    /// (compared with `==` when `Equatable`).
+    /// (compared with `==` when `Equatable`, and any text inside by its Unicode scalars).
     public func map<T>(_ transform: @escaping @Sendable (Value) -> T) -> Derived<T> {
         let changed = changeTest(for: T.self)
         return derived(read: transform) { update in

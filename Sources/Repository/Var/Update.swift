@@ -73,10 +73,11 @@ public struct Author: Hashable, Sendable, CustomStringConvertible {
     public var description: String { name }
 }
 
-/// Whether two values differ: `!=` for `Equatable` values; always true for others, since
-/// they cannot be compared.
+/// Whether two values differ: `!=` for `Equatable` values, or text spelled otherwise inside
+/// them (see ``holdsDifferentText(_:_:)``); always true for others, since they cannot be compared.
 func hasChanged<T>(_ old: T, _ new: T) -> Bool {
-    equalIfEquatable(old, new).map { !$0 } ?? true
+    guard let equal = equalIfEquatable(old, new) else { return true }
+    return !equal || holdsDifferentText(old, new)
 }
 
 /// ``hasChanged(_:_:)`` for values of type `T`, with the `Equatable` conformance looked up
@@ -95,7 +96,8 @@ protocol ChangeTest<Value>: Sendable {
 
 /// `!=` of `E`, for values of a type `Value` that is `E`; for a `String` (or a `String?`), a change of its bytes
 /// (`String`'s `==` is canonical equivalence: a precomposed `é` equals `e` and a combining
-/// accent, which are different text to the database).
+/// accent, which are different text to the database); for other values `==` calls equal,
+/// text spelled otherwise inside them (see ``holdsDifferentText(_:_:)``).
 private struct Inequality<Value, E: Equatable>: ChangeTest {
     func changed(_ old: Value, _ new: Value) -> Bool {
         // Value is E here, so these casts only re-label the values.
@@ -107,7 +109,7 @@ private struct Inequality<Value, E: Equatable>: ChangeTest {
             default: return true
             }
         }
-        return unsafeBitCast(old, to: E.self) != unsafeBitCast(new, to: E.self)
+        return unsafeBitCast(old, to: E.self) != unsafeBitCast(new, to: E.self) || holdsDifferentText(old, new)
     }
 }
 

@@ -2,7 +2,7 @@ public import IdentifiedCollections
 
 extension Var {
     /// A reference to the property at `keyPath`; writes go back into this value.
-    /// Its observers run only when that property changed (compared with `==` when `Equatable`).
+    /// Its observers run only when that property changed (compared with `==` when `Equatable`, and any text inside by its Unicode scalars).
     public subscript<Part>(keyPath: any WritableKeyPath<Value, Part> & Sendable) -> Var<Part> {
         let changed = changeTest(for: Part.self)
         return projected(keyPath as AnyKeyPath,
