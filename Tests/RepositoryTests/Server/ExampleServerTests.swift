@@ -46,10 +46,12 @@ struct ExampleServerTests {
 
         // A conflict: another session changes the name while the PATCH waits for its row lock.
         let locker = Database(database.configuration, maximumConnections: 1)
+        let patchStarted = ContinuousClock.now
         let outcome = try await locker.transaction { connection in
             try await connection.query("UPDATE people SET name = 'Augusta' WHERE id = $1", [id])
-            // Waits for the lock until the transaction ends, after the wait below (slow under TSan).
-            let patch = try ChildProcess(ExampleServer.curl!, ["-s", "-D", "-", "--max-time", "120", "-w", "\n%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
+            // Waits for the lock until the transaction ends, after the wait below (slow under
+            // TSan, or with both cores busy): curl's limit leaves room for that window.
+            let patch = try ChildProcess(ExampleServer.curl!, ["-sS", "-D", "-", "--max-time", "300", "-w", "\n%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
                                                       "-d", #"{"name":"Ada King"}"#, "\(base)/people/\(id)"], environment: [:])
             let name = try await database.name()
             #expect(try await eventually {
@@ -58,8 +60,13 @@ struct ExampleServerTests {
             })
             return patch
         }
-        let response = String(decoding: await outcome.completion().output, as: UTF8.self)
-        #expect(response.hasSuffix("409"), "\(response)")
+        let lockHeld = ContinuousClock.now - patchStarted
+        let completion = await outcome.completion()
+        let response = String(decoding: completion.output, as: UTF8.self)
+        // On failure: curl's exit status and error, how long the row was locked, how long the PATCH took.
+        let diagnosis = "curl exit \(completion.status), \(String(decoding: completion.errors, as: UTF8.self)); lock held \(lockHeld), "
+            + "answered after \(ContinuousClock.now - patchStarted): \(response)"
+        #expect(response.hasSuffix("409"), "\(diagnosis)")
         #expect(response.contains("Ada King") && response.contains("Augusta") && response.contains("\"columns\":[\"name\"]"), "\(response)")
         locker.close()
         // The 409 is tagged with the version that won: a retry with it is taken.
