@@ -53,6 +53,8 @@ struct ForeignHistory {
         for row in rows {
             let version = try version(row.decode(String.self, at: 0))
             let type = try row.decode(String.self, at: 1)
+            // The schemas Flyway created itself (version 0, `<< Flyway Schema Creation >>`): no migration.
+            if type == "SCHEMA" { continue }
             guard try row.decode(Bool.self, at: 2) else {
                 throw MigrationError(.foreignHistory, "Flyway's \(table) records version \(version) as failed; repair it (Flyway's `repair`) or by hand, then adopt")
             }

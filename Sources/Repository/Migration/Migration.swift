@@ -121,6 +121,19 @@ extension Migration {
         }
     }
 
+    /// Refuses statements that turn `standard_conforming_strings` off (or set it in a way not
+    /// read here): backslashes in `'…'` strings would then escape quotes, and statements would
+    /// end elsewhere than where they are split — a `COMMIT` could run hidden in a string's
+    /// statement. Setting it on (as `pg_dump` files do), `SHOW` and `RESET` are taken.
+    func checkStringSyntax() throws {
+        for (sql, file, line) in [(up, source, upLine), (down ?? "", downSource, downLine)] {
+            for statement in SQLStatements.split(sql) where statement.turnsBackslashEscapesOn {
+                throw MigrationError(.invalidFile, "\(file):\(line + statement.line): setting standard_conforming_strings other than on would change where statements end "
+                                     + "(backslashes would escape quotes in '…' strings); migrate reads strings as PostgreSQL does by default: remove it, and use E'…' for escapes")
+            }
+        }
+    }
+
     /// The statements a section that runs in a transaction runs: all of them — but for a
     /// section that wraps itself in one transaction, a plain `BEGIN` first and `COMMIT` (or
     /// `END`) last, as golang-migrate's files often do, the statements between: the migration's

@@ -22,7 +22,10 @@ extension Migrator {
                 for migration in pending { report("would apply \(Self.shown(migration.source)):\n\(migration.up)") }
                 return pending
             }
-            if !pending.isEmpty { try await history.requireRoom(for: pending.map(\.version)) }
+            if !pending.isEmpty {
+                try await Self.refuseBackslashEscapes(on: history.connection)
+                try await history.requireRoom(for: pending.map(\.version))
+            }
             // Made with the first migration, in its transaction when it has one: a first run
             // that fails leaves no empty history table behind.
             var makesHistory = !pending.isEmpty
@@ -34,12 +37,16 @@ extension Migrator {
                     try await history.connection.transaction { connection in
                         if makesHistory { try await history.create(dotted: dotted, on: connection) }
                         try await run(migration.up, of: migration, down: false, on: connection)
-                        try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: connection)
+                        try await recording(migration, applied: false) {
+                            try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: connection)
+                        }
                     }
                 } else {
                     if makesHistory { try await history.create(dotted: dotted) }
                     try await runStatementByStatement(migration.up, of: migration, down: false, on: history.connection)
-                    try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: history.connection)
+                    try await recording(migration, applied: true) {
+                        try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: history.connection)
+                    }
                 }
                 makesHistory = false
                 report("applied \(Self.shown(migration.source)) in \(milliseconds(since: start, clock)) ms")
@@ -83,12 +90,18 @@ extension Migrator {
                 guard let migration = byVersion[record.version] else {
                     throw MigrationError(.drift, "applied migration version \(record.version) (\(record.name)) has no file, so it cannot be rolled back")
                 }
+                // The down section of a file edited since it was applied may not undo what ran.
+                guard migration.checksum == record.checksum else {
+                    throw MigrationError(.drift, "\(migration.source) changed after it was applied (checksum drift), so its down section may not undo what ran; "
+                                         + "restore it, or accept the edit with `migrate repair \(record.version)`; nothing was rolled back")
+                }
                 guard migration.down != nil else {
                     let missing = migration.sectionsAreWholeFiles ? "no down file" : "no -- migrate:down section"
                     throw MigrationError(.irreversible, "\(migration.source) has \(missing); nothing was rolled back")
                 }
                 return migration
             }
+            if !dryRun, !targets.isEmpty { try await Self.refuseBackslashEscapes(on: history.connection) }
             for migration in targets {
                 guard let down = migration.down else { continue }
                 let noOp = SQLStatements.split(down).isEmpty
@@ -99,15 +112,36 @@ extension Migrator {
                 if migration.downRunsInTransaction {
                     try await history.connection.transaction { connection in
                         try await run(down, of: migration, down: true, on: connection)
-                        try await history.delete(migration.version, on: connection)
+                        try await recording(migration, applied: false, down: true) { try await history.delete(migration.version, on: connection) }
                     }
                 } else {
                     try await runStatementByStatement(down, of: migration, down: true, on: history.connection)
-                    try await history.delete(migration.version, on: history.connection)
+                    try await recording(migration, applied: true, down: true) { try await history.delete(migration.version, on: history.connection) }
                 }
                 report(noOp ? "rolled back \(Self.shown(migration.downSource)): its down section is empty, so no SQL ran (a deliberate no-op)" : "rolled back \(Self.shown(migration.downSource))")
             }
             return targets
+        }
+    }
+
+    /// Writes (or, rolling back, removes) the history row of `migration`, whose section ran:
+    /// a failure — the section changed the session's role, or made it read-only — names the
+    /// file and says what stays. `applied`: the section ran outside a transaction, so its
+    /// statements stay whatever happens to the row.
+    private func recording(_ migration: Migration, applied: Bool, down: Bool = false, _ write: () async throws -> Void) async throws {
+        do {
+            try await write()
+        } catch let error as PostgresError {
+            let code = error.sqlState.map { " (SQLSTATE \($0))" } ?? ""
+            let file = down ? migration.downSource : migration.source
+            let outcome = switch (applied, down) {
+            case (false, false): "nothing of it stays applied"
+            case (false, true): "nothing was rolled back"
+            case (true, false): "its statements ran outside a transaction and stay applied, with no history row: undo them, or fix the cause and write the row yourself, before `migrate up` runs it again"
+            case (true, true): "its statements ran outside a transaction and stay applied, while the history still lists it as applied"
+            }
+            throw MigrationError(.failed, "\(file): its statements ran, but the history table could not be \(down ? "updated" : "written"): \(error.message)\(code) "
+                                 + "(did the section change the session's role or make it read-only?); \(outcome)", underlying: error)
         }
     }
 

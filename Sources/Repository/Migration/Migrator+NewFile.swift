@@ -41,7 +41,11 @@ extension Migrator {
                 var calendar = Calendar(identifier: .gregorian)
                 calendar.timeZone = TimeZone(identifier: "UTC")!
                 let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: now)
-                version = String(format: "%04d%02d%02d%02d%02d%02d", parts.year!, parts.month!, parts.day!, parts.hour!, parts.minute!, parts.second!)
+                let stamp = String(format: "%04d%02d%02d%02d%02d%02d", parts.year!, parts.month!, parts.day!, parts.hour!, parts.minute!, parts.second!)
+                // Two files in one second, or a clock behind the newest file: one past the newest,
+                // so that the new file is last and its version its own.
+                let newest = numbered.map(\.version).max() ?? 0
+                version = Int64(stamp).map { $0 > newest } ?? true ? stamp : String(newest + 1)
             } else {
                 let next = (numbered.map(\.version).max() ?? 0) + 1
                 let width = max(layout == .dbmate ? 4 : 6, numbered.map(\.digits).max() ?? 0)

@@ -37,7 +37,10 @@ public struct Migrator: Sendable {
         for (first, second) in zip(sorted, sorted.dropFirst()) where first.version == second.version {
             throw MigrationError(.duplicateVersion, "\(first.source) and \(second.source) share version \(first.version)")
         }
-        for migration in sorted { try migration.checkTransactionControl() }
+        for migration in sorted {
+            try migration.checkTransactionControl()
+            try migration.checkStringSyntax()
+        }
         self.migrations = sorted
     }
 
@@ -60,6 +63,17 @@ public struct Migrator: Sendable {
     static func shown(_ name: String) -> String { TerminalText.escaped(name, limit: 500) }
 
     /// Runs `body` on one connection holding the migration lock.
+    /// Refuses a session whose `standard_conforming_strings` is off (a database or role set so):
+    /// statements are split reading `'…'` strings as PostgreSQL does by default, with
+    /// backslashes as plain characters; with it off the server would end them elsewhere.
+    static func refuseBackslashEscapes(on connection: Connection) async throws {
+        let setting = try await connection.query("SELECT current_setting('standard_conforming_strings')")
+        guard try setting.first?.decode(String.self, at: 0) == "off" else { return }
+        throw MigrationError(.invalidRequest, "the server runs this session with standard_conforming_strings = off, so backslashes escape quotes in '…' strings "
+                             + "and statements would end elsewhere than migrate splits them; turn it on for the database (ALTER DATABASE … SET standard_conforming_strings = on) "
+                             + "or the connection (options=-c standard_conforming_strings=on in the URL); nothing was run")
+    }
+
     func locked<T>(_ database: Database, _ body: (MigrationHistory) async throws -> T) async throws -> T {
         try await database.withConnection { connection in
             // Closed, not reused, once the run is over: migrations may have changed its session

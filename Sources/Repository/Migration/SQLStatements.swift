@@ -123,6 +123,21 @@ private struct LineCounter {
 }
 
 extension SQLStatements.Statement {
+    /// Whether this statement may turn `standard_conforming_strings` off: it names the
+    /// setting, and is not `SHOW` or `RESET` of it, nor `SET [SESSION | LOCAL]` it `=` or `TO`
+    /// `on`, `true`, `yes`, `1` or `DEFAULT`.
+    var turnsBackslashEscapesOn: Bool {
+        guard sql.range(of: "standard_conforming_strings", options: .caseInsensitive) != nil else { return false }
+        var words = sql.lowercased().split { !($0.isLetter || $0.isNumber || $0 == "_") }[...]
+        guard let command = words.popFirst() else { return false }
+        if command == "show" || command == "reset" { return words != ["standard_conforming_strings"] }
+        guard command == "set" else { return true }
+        if words.first == "session" || words.first == "local" { words = words.dropFirst() }
+        guard words.popFirst() == "standard_conforming_strings" else { return true }
+        if words.first == "to" { words = words.dropFirst() }
+        return !(words.count == 1 && ["on", "true", "yes", "1", "default"].contains(words.first!))
+    }
+
     /// The transaction-control command this statement is (`COMMIT`, `ROLLBACK TO SAVEPOINT`…),
     /// if it is one: in a section that runs in a transaction, it would end or bend that
     /// transaction behind the migrator's back.

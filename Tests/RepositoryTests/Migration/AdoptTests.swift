@@ -106,7 +106,7 @@ struct AdoptTests {
         #expect(failed?.message.contains("Flyway's flyway_schema_history records version 2 as failed") == true, "\(failed?.message ?? "")")
     }
 
-    @Test("Flyway: a baseline covers the versions below it; an undone version is pending again")
+    @Test("Flyway: a baseline covers the versions below it; an undone version is pending again; the row of a schema Flyway created is no migration")
     func flywayBaselineAndUndo() async throws {
         let project = try await OtherToolProject.make(.flyway, database: database)
         defer { project.root.remove() }
@@ -115,7 +115,8 @@ struct AdoptTests {
             INSERT INTO flyway_schema_history VALUES
             (3, '1', '<< Flyway Baseline >>', 'BASELINE', '<< Flyway Baseline >>', NULL, 'me', now(), 0, true),
             (4, '2', 'create players', 'SQL', 'V2__create_players.sql', 7, 'me', now(), 4, true),
-            (5, '2', 'create players', 'UNDO_SQL', 'U2__create_players.sql', 8, 'me', now(), 2, true)
+            (5, '2', 'create players', 'UNDO_SQL', 'U2__create_players.sql', 8, 'me', now(), 2, true),
+            (6, '0', '<< Flyway Schema Creation >>', 'SCHEMA', '"public"', NULL, 'me', now(), 0, true)
             """) }
         let adoption = try await Migrator(directory: project.migrations).adopt(database)
         #expect(adoption.versions == [1, MigrationVersion("1.1")!])

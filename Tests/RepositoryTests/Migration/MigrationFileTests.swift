@@ -85,6 +85,12 @@ struct MigrationFileTests {
         defer { stamped.remove() }
         let next = try Migrator.createFile(named: "second", in: stamped.path, now: Date(timeIntervalSince1970: 1_709_214_306))
         #expect(next.hasSuffix("/20240229134506_second.sql"))
+        // Again within the same second, and with a clock behind the newest file: one past the newest.
+        let again = try Migrator.createFile(named: "third", in: stamped.path, now: Date(timeIntervalSince1970: 1_709_214_306))
+        #expect(again.hasSuffix("/20240229134507_third.sql"), "\(again)")
+        let behind = try Migrator.createFile(named: "fourth", in: stamped.path, now: Date(timeIntervalSince1970: 0))
+        #expect(behind.hasSuffix("/20240229134508_fourth.sql"), "\(behind)")
+        #expect(try Migrator(directory: stamped.path).migrations.count == 4)
     }
 
     @Test("statements split at top-level semicolons only")

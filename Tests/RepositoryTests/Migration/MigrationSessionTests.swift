@@ -1,0 +1,84 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// What a migration's session may do to the run: string syntax that moves where statements end,
+/// a session that can no longer write the history, a file edited before its down section runs.
+/// Each is said in one line naming the file, and says what stays applied.
+@Suite("Migrations: the session a migration runs in")
+struct MigrationSessionTests {
+    let database: Database
+    let cli: MigrateCommandTests
+
+    init() async throws {
+        cli = try await MigrateCommandTests()
+        database = cli.database
+    }
+
+    /// A `COMMIT` hidden where a backslash would escape a quote, were backslashes escapes.
+    static let hiddenCommit = "SELECT '\\'' AS a; COMMIT; SELECT 1/0; SELECT '\\'' AS b;"
+
+    func tables() async throws -> Int {
+        try await database.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+    }
+
+    @Test("a file turning standard_conforming_strings off is refused before anything runs; turning it on, as pg_dump files do, is taken")
+    func stringSyntaxInAFile() async throws {
+        let refused = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nCREATE TABLE w1 (id int);\nSET standard_conforming_strings = off;\n\(Self.hiddenCommit)\n"])
+        defer { refused.remove() }
+        let error = #expect(throws: MigrationError.self) { try refused.migrator() }
+        #expect(error?.message.hasSuffix("0001_a.sql:3: setting standard_conforming_strings other than on would change where statements end "
+                                         + "(backslashes would escape quotes in '…' strings); migrate reads strings as PostgreSQL does by default: remove it, and use E'…' for escapes") == true,
+                "\(error?.message ?? "")")
+        for setting in ["SET standard_conforming_strings TO 'off'", "SET LOCAL standard_conforming_strings = false", "SELECT set_config('standard_conforming_strings', 'off', false)"] {
+            let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\n\(setting);\n"])
+            defer { directory.remove() }
+            #expect(throws: MigrationError.self, "\(setting)") { try directory.migrator() }
+        }
+        let taken = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nSET standard_conforming_strings = on;\nCREATE TABLE w1 (id int);\nSELECT '\\' AS backslash;\n"])
+        defer { taken.remove() }
+        try await taken.migrator().migrate(database)
+        #expect(try await tables() == 2)  // w1, and the history
+    }
+
+    @Test("a database with standard_conforming_strings off is refused before anything runs: a COMMIT hidden in a string never runs")
+    func stringSyntaxOfTheDatabase() async throws {
+        let name = try await database.name()
+        try await database.query("ALTER DATABASE \(SQLIdentifier.quoted(name)) SET standard_conforming_strings = off")
+        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nCREATE TABLE w1 (id int);\n\(Self.hiddenCommit)\n"])
+        defer { directory.remove() }
+        // A new session of the command sees the database's setting.
+        let run = try await cli.migrate("up", "--dir", directory.path, "--database-url", cli.databaseURL)
+        #expect(run.status != 0)
+        #expect(run.output.hasPrefix("migrate: the server runs this session with standard_conforming_strings = off") && run.output.split(separator: "\n").count == 1, "\(run.output)")
+        #expect(try await tables() == 0)
+        // With the setting on for the connection, the file is read as the server reads it: the
+        // quotes pair up otherwise, into one statement the server refuses, and nothing stays.
+        let on = try await cli.migrate("up", "--dir", directory.path, "--database-url", cli.databaseURL + " options='-c standard_conforming_strings=on'")
+        #expect(on.status != 0 && on.output.contains("0001_a.sql:3: syntax error at or near \"\\\""), "\(on.output)")
+        #expect(try await tables() == 0)
+    }
+
+    @Test("a transaction:false section that leaves its session read-only: the error names the file and says its statements stay applied")
+    func historyNotWritable() async throws {
+        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up transaction:false\nCREATE TABLE r1 (id int);\nSET default_transaction_read_only = on;\n"])
+        defer { directory.remove() }
+        let error = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+        #expect(error?.message.hasPrefix("\(directory.path)/0001_a.sql: its statements ran, but the history table could not be written: cannot execute INSERT in a read-only transaction (SQLSTATE 25006)") == true,
+                "\(error?.message ?? "")")
+        #expect(error?.message.hasSuffix("its statements ran outside a transaction and stay applied, with no history row: undo them, or fix the cause and write the row yourself, before `migrate up` runs it again") == true,
+                "\(error?.message ?? "")")
+        #expect(try await tables() == 2)  // r1, and the history table, empty
+    }
+
+    @Test("down refuses a migration whose file changed after it was applied: its down section may not undo what ran")
+    func downOfAChangedFile() async throws {
+        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nCREATE TABLE d1 (id int);\n-- migrate:down\nDROP TABLE d1;\n"])
+        defer { directory.remove() }
+        try await directory.migrator().migrate(database)
+        try directory.write("0001_a.sql", "-- migrate:up\nCREATE TABLE d2 (id int);\n-- migrate:down\nDROP TABLE d2;\n")
+        let error = await #expect(throws: MigrationError.self) { try await directory.migrator().rollback(database) }
+        #expect(error?.message.contains("0001_a.sql changed after it was applied (checksum drift), so its down section may not undo what ran") == true, "\(error?.message ?? "")")
+        #expect(try await database.count("SELECT count(*) FROM pg_tables WHERE tablename = 'd1'") == 1)
+    }
+}
