@@ -19,8 +19,13 @@ public struct PostgresTime: Sendable, Hashable, Comparable, CustomStringConverti
     /// The earlier time of day.
     public static func < (a: PostgresTime, b: PostgresTime) -> Bool { a.microseconds < b.microseconds }
 
-    /// As PostgreSQL prints it: `09:30:00`, `13:45:06.123456`.
-    public var description: String { TimestampFormat.clock(microseconds, fraction: .trimmed) }
+    /// As PostgreSQL prints it: `09:30:00`, `13:45:06.123456`. A time before midnight (negative
+    /// microseconds) reads `-00:00:00.000005`, which PostgreSQL refuses rather than taking
+    /// another time for it (as it reads `00:00:00.0000-5`: midnight).
+    public var description: String {
+        microseconds < 0 ? "-" + TimestampFormat.clock(Int64(clamping: microseconds.magnitude), fraction: .trimmed)
+            : TimestampFormat.clock(microseconds, fraction: .trimmed)
+    }
 
     /// Reads `HH:MM[:SS[.ffffff]]`; nil otherwise.
     public init?(_ description: String) {

@@ -103,7 +103,7 @@ struct TableKey: Sendable {
                 }
             }
         } else if rows.isEmpty {
-            throw PostgresError(.invalidStatement, "\(table) has no primary key: add one, or declare the key columns with `static var primaryKey`")
+            throw PostgresError(.invalidStatement, "\(table) has no primary key, which live values need (changes are announced and published by it): add one, ALTER TABLE … ADD PRIMARY KEY (…)")
         }
         let key = TableKey(columns: try rows.map { try $0.decode(String.self, at: 0) }, types: try rows.map { try $0.decode(String.self, at: 1) },
                            naming: naming, table: table)

@@ -65,7 +65,15 @@ struct ArrayCellContainer: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode<T: Decodable>(_: T.Type) throws -> T { try next(T.self).decode(T.self) }
+    mutating func decode<T: Decodable>(_: T.Type) throws -> T {
+        let cell = try next(T.self)
+        // An element that is itself an array is a row of a multi-dimensional array: only a
+        // collection holds it — as text it would flatten the array, and be written back so.
+        if cell.type.isArray, !(T.self is any RangeReplaceableCollection.Type) || T.self is any StringProtocol.Type {
+            throw cell.error(T.self, .invalidData("a row of a multi-dimensional array; read the column as nested arrays ([[\(T.self)]])"))
+        }
+        return try cell.decode(T.self)
+    }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy _: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         try CellDecoder(cell: next(NestedKey.self)).container(keyedBy: NestedKey.self)

@@ -109,6 +109,25 @@ struct ColumnTypeTableTests {
         #expect(try await database.query("SELECT $1::int[] = '{}'", [[[Int](), [Int]()]])[0].decode(Bool.self, at: 0))
     }
 
+    @Test("a two-dimensional text[] read as [String] is refused, naming the column: its rows as text would flatten it, and be written back so")
+    func twoDimensionsAsOne() async throws {
+        let result = try await database.query("SELECT '{{a,b},{c,d}}'::text[] AS grid")
+        let error = #expect(throws: ColumnDecodingError.self) { try result[0].decode([String].self, at: 0) }
+        #expect("\(error.map { $0 as any Error } ?? CancellationError())".contains("a row of a multi-dimensional array; read the column as nested arrays ([[String]])"), "\(String(describing: error))")
+        #expect(try result[0].decode([[String]].self, at: 0) == [["a", "b"], ["c", "d"]])
+        #expect(try result[0].decode(String.self, at: 0) == "{{a,b},{c,d}}")
+    }
+
+    @Test("a time outside a day is refused by the server, not taken for another time: before midnight, and past 24:00")
+    func timeOutOfRange() async throws {
+        for time in [PostgresTime(microseconds: -5), PostgresTime(hour: 0, second: -5), PostgresTime(hour: 25)] {
+            let error = await #expect(throws: PostgresError.self, "\(time)") { try await database.query("SELECT $1::time", [time]) }
+            #expect(["22007", "22008"].contains(error?.sqlState ?? ""), "\(time): \(String(describing: error))")
+        }
+        #expect(PostgresTime(microseconds: -5).description == "-00:00:00.000005")
+        #expect(PostgresTime("-00:00:00.000005") == nil)
+    }
+
     /// The first cells of README's type table.
     static func readmeRows() throws -> [String] {
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../README.md")
