@@ -34,10 +34,9 @@ struct Wait: AsyncParsableCommand {
         let deadline = ContinuousClock.now + .seconds(timeout)
         var lastError: (any Error)?
         repeat {
-            let probe = Database(configuration, maximumConnections: 1)
-            defer { probe.close() }
+            guard let outcome = await Self.attempt(configuration, until: deadline) else { break }
             do {
-                try await probe.query("SELECT 1")
+                try outcome.get()
                 return StandardOutput.line("The server accepts connections.")
             } catch {
                 // A server that says the database does not exist is up.
@@ -47,5 +46,28 @@ struct Wait: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(250))
         } while ContinuousClock.now < deadline
         throw MigrateFailure("the server did not accept connections within \(timeout) s: \(lastError.map { "\($0)" } ?? "no answer")")
+    }
+
+    /// One connection and `SELECT 1`, given up at `deadline` (nil then): a server that takes
+    /// the connection and never answers would hold the attempt for libpq's `connect_timeout`.
+    private static func attempt(_ configuration: ConnectionConfiguration, until deadline: ContinuousClock.Instant) async -> Result<Void, any Error>? {
+        let (outcomes, continuation) = AsyncStream<Result<Void, any Error>?>.makeStream()
+        let probe = Task {
+            let database = Database(configuration, maximumConnections: 1)
+            defer { database.close() }
+            do {
+                try await database.query("SELECT 1")
+                continuation.yield(.success(()))
+            } catch {
+                continuation.yield(.failure(error))
+            }
+        }
+        let timer = Task {
+            try? await Task.sleep(until: deadline)
+            continuation.yield(nil)
+        }
+        defer { probe.cancel(); timer.cancel() }
+        for await outcome in outcomes { return outcome }
+        return nil
     }
 }
