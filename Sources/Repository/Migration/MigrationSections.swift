@@ -47,6 +47,10 @@ struct MigrationSections {
                     }
                     if !markers.isEmpty { markers[markers.count - 1].end = line.lowerBound }
                     markers.append((kind, lineNumber + 1, !words.contains("transaction:false"), line.upperBound + 1, buffer.count))
+                } else if buffer[first] == 0x2D, let lookalike = Self.nearMissMarker(buffer, line) {
+                    // dbmate reads it as a comment: the section above would run what follows it.
+                    throw MigrationError(.invalidFile, "\(file):\(lineNumber): \(TerminalText.quotedForMessage(lookalike)) looks like a section marker but is not one "
+                                         + "(other dashes or spaces), so the section above would run what follows; write it -- migrate:up or -- migrate:down")
                 } else if markers.isEmpty, !(first + 1 < line.upperBound && buffer[first] == 0x2D && buffer[first + 1] == 0x2D) {
                     throw MigrationError(.invalidFile, "\(file):\(lineNumber): SQL before the -- migrate:up marker")
                 }
@@ -103,6 +107,17 @@ struct MigrationSections {
         }
         let text = String(decoding: buffer[(first + prefix.utf8CodeUnitCount)..<line.upperBound], as: UTF8.self)
         return Substring(text.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The line, when it is a comment that reads as a marker once dashes and every kind of
+    /// space (a no-break space pasted from a web page, three dashes) are dropped, yet is not one.
+    private static func nearMissMarker(_ buffer: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> String? {
+        // Cheap first: only a comment line holding a colon is looked at closer.
+        guard line.count >= 10, buffer[line].contains(0x3A /* : */) else { return nil }
+        let text = String(decoding: buffer[line], as: UTF8.self)
+        let rest = text.unicodeScalars.drop { $0 == "-" || $0.properties.isWhitespace || $0 == "\u{FEFF}" || $0 == "\u{200B}" }
+        guard String(String.UnicodeScalarView(rest)).lowercased().hasPrefix("migrate:") else { return nil }
+        return text.trimmingCharacters(in: .whitespaces)
     }
 
     /// A file's bytes with every line break made `\n`, and where each of those bytes came from.

@@ -31,6 +31,10 @@ struct MigrationFileTests {
         ("0001_x.sql", "-- migrate:up\nSELECT 1;\n-- migrate:up\nSELECT 2;", "0001_x.sql:3: unexpected marker"),
         ("1000000000000000000_x.sql", "-- migrate:up\nSELECT 1;", "a version has at most 18 digits"),
         ("0001_x.sql", "-- migrate:up transaction:flase\nSELECT 1;", #"0001_x.sql:1: unknown option "transaction:flase" on the -- migrate:up marker"#),
+        // Look-alikes dbmate takes for comments, which would run the down section as part of up.
+        ("0001_x.sql", "-- migrate:up\nCREATE TABLE k (id int);\n--\u{A0}migrate:down\nDROP TABLE k;", "0001_x.sql:3: \"--\u{A0}migrate:down\" looks like a section marker but is not one"),
+        ("0001_x.sql", "-- migrate:up\nCREATE TABLE k (id int);\n---- migrate:down\nDROP TABLE k;", "0001_x.sql:3: \"---- migrate:down\" looks like a section marker but is not one"),
+        ("0001_x.sql", "-- migrate:up\nCREATE TABLE k (id int);\n- - MIGRATE:down\nDROP TABLE k;", "0001_x.sql:3: \"- - MIGRATE:down\" looks like a section marker"),
     ])
     func malformed(fileName: String, contents: String, expected: String) {
         let error = #expect(throws: MigrationError.self) { try Migration(fileName: fileName, contents: contents) }
