@@ -8,6 +8,11 @@ extension Migrator {
     /// `V<next>__name.sql`. Versions continue the directory's style: sequence numbers
     /// (`0008_…`), or UTC timestamps (`20240229134506_…`) when the files use them.
     public static func createFile(named name: String, in directory: String, now: Date = Date()) throws -> String {
+        // A connection string given as the name (arguments in the wrong place) would put its
+        // password into the file name, and every listing of it.
+        if name.contains("://") || SecretRedactor(scanning: [name]).redact(name) != name {
+            throw MigrationError(.invalidRequest, "the name looks like a connection string, which may hold a password: name the migration after what it does (migrate new add_email)")
+        }
         let slug = name.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
         guard slug.contains(where: { $0 != "_" }) else { throw MigrationError(.invalidRequest, "a migration needs a name with letters or digits") }
         var isDirectory: ObjCBool = false

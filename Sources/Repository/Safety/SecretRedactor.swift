@@ -87,10 +87,18 @@ public struct SecretRedactor: Sendable {
         guard let scheme = text.range(of: "://") else { return schemelessPasswords(in: text) }
         let rest = text[scheme.upperBound...]
         let beforeQuery = rest.prefix { $0 != "?" && $0 != "#" }
-        return [beforeQuery, rest].compactMap { part in
+        var found = [beforeQuery, rest].compactMap { part -> String? in
             guard let at = part.lastIndex(of: "@"), let colon = part[..<at].firstIndex(of: ":") else { return nil }
             return String(part[part.index(after: colon)..<at])
         }
+        // `scheme://user:secret` with its `@host` left out: libpq reads the secret as a port, and
+        // quotes it in its complaint. A port is digits; anything else there is taken for a password.
+        let authority = beforeQuery.prefix { $0 != "/" }
+        if !authority.contains("@"), !authority.hasPrefix("["), let colon = authority.lastIndex(of: ":") {
+            let port = authority[authority.index(after: colon)...]
+            if !port.isEmpty, !port.allSatisfy(\.isASCII) || !port.allSatisfy(\.isNumber) { found.append(String(port)) }
+        }
+        return found
     }
 
     /// The same for a URL whose scheme is missing or malformed (`user:pw@host/db`,

@@ -41,6 +41,9 @@ struct SecretLeakTests {
         "//app:S3kr1tPwx9@127.0.0.1:1/db",
         "postgres:/app:S3kr1tPwx9@127.0.0.1:1/db",
         "postgres//app:S3kr1t/Pwx9@127.0.0.1:1/db",
+        // The `@host` left out: libpq reads the password as a port, and quotes it (a stranger's run).
+        "postgres://app:S3kr1tPwx9",
+        "postgres://app:S3kr1tPwx9/db",
     ]
 
     /// The pieces no output may hold.
@@ -89,6 +92,16 @@ struct SecretLeakTests {
         for output in outputs {
             #expect(Self.leaks(in: output).isEmpty, "\(shape): \(output)")
         }
+    }
+
+    @Test("a connection string given to migrate new as the migration's name is refused: no file is made, and its password is not shown in any case", arguments: shapes)
+    func connectionStringAsName(shape: String) async throws {
+        let directory = try MigrationDirectory()
+        defer { directory.remove() }
+        let output = try await Self.run("migrate", ["new", shape, "--dir", directory.path], environment: [:])
+        #expect(output.contains("the name looks like a connection string"), "\(shape): \(output)")
+        #expect(Self.pieces.allSatisfy { !output.lowercased().contains($0.lowercased()) }, "\(shape): \(output)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
     @Test("a password's pieces are removed where they stand apart, not from inside words: a wrong password's error stays readable")
