@@ -26,6 +26,13 @@ struct ForeignHistory {
         case .golangMigrate:
             let rows = try await connection.query("SELECT version::text, dirty FROM \(quoted) ORDER BY version DESC")
             guard let row = rows.first else { return }
+            // -1 is golang-migrate's "no version": nothing applied — or, dirty, a migration
+            // down to nothing that failed part way.
+            if try row.decode(String.self, at: 0) == "-1" {
+                guard try row.decode(Bool.self, at: 1) else { return }
+                throw MigrationError(.foreignHistory, "golang-migrate's \(table) is dirty with no version (-1): a migration down to none failed part way; "
+                                     + "repair the database by hand, clear the flag (golang-migrate's `force`), then adopt")
+            }
             let version = try version(row.decode(String.self, at: 0))
             if try row.decode(Bool.self, at: 1) {
                 throw MigrationError(.foreignHistory, "golang-migrate's \(table) is dirty at version \(version): that migration failed part way; repair the database by hand, clear the flag (golang-migrate's `force \(version)`), then adopt")

@@ -88,6 +88,10 @@ struct AdoptTests {
         #expect(error?.message.contains("golang-migrate's schema_migrations is dirty at version 3") == true, "\(error?.message ?? "")")
         #expect(try await database.count("SELECT count(*) FROM schema_migrations WHERE dirty") == 1)
         #expect(try await !database.tableExists("schema_migrations_adopted"))
+        // -1, golang-migrate's "no version", left dirty by a migration down to none.
+        try await database.query("UPDATE schema_migrations SET version = -1, dirty = true")
+        let none = await #expect(throws: MigrationError.self) { try await Migrator(directory: project.migrations).adopt(database) }
+        #expect(none?.message.contains("golang-migrate's schema_migrations is dirty with no version (-1)") == true, "\(none?.message ?? "")")
     }
 
     @Test("sqlx's and Flyway's failed rows are refused, naming the version")
