@@ -117,6 +117,10 @@ extension LiveStore: AnyLiveStore {
                 case .row(let index, let version)?:
                     do {
                         try store.applyRead(version: version, sequence: sequence) { try batch.decode(index) }
+                    } catch var error as ColumnDecodingError {
+                        // Of many rows, which one.
+                        error.row = store.keyText
+                        failure = failure ?? error
                     } catch {
                         failure = failure ?? error
                     }

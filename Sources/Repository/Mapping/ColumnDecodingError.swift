@@ -22,6 +22,8 @@ public struct ColumnDecodingError: Error, Sendable, CustomStringConvertible {
     public let postgresType: PostgresType?
     /// Why the value does not fit.
     public let reason: Reason
+    /// The row's key, as the identity map names it, when a live value's re-read row did not decode.
+    public internal(set) var row: String?
 
     init(column: String, swiftType: Any.Type, postgresType: PostgresType?, reason: Reason) {
         self.column = column
@@ -32,6 +34,10 @@ public struct ColumnDecodingError: Error, Sendable, CustomStringConvertible {
 
     /// A sentence naming the column, the Swift type and the PostgreSQL type.
     public var description: String {
+        (row.map { "row \(TerminalText.quotedForMessage($0)): " } ?? "") + columnDescription
+    }
+
+    private var columnDescription: String {
         let pgType = postgresType.map(\.description) ?? "unknown"
         switch reason {
         case .missingColumn:

@@ -169,6 +169,7 @@ struct LiveColumnTypesTests {
         #expect(try await eventually { row.value.amount == 7 })
         let reported = errors.errors.all
         #expect(reported.count == 1 && reported[0].contains(#""sad" is not a raw value of Mood"#), "\(reported)")
+        #expect(reported.first?.contains(#"row "1": column "mood""#) == true, "which row: \(reported)")
     }
 
     @Test("a type in an error is named as the catalog names it, looked up once per pool")
