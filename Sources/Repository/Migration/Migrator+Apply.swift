@@ -37,14 +37,14 @@ extension Migrator {
                     try await history.connection.transaction { connection in
                         if makesHistory { try await history.create(dotted: dotted, on: connection) }
                         try await run(migration.up, of: migration, down: false, on: connection)
-                        try await recording(migration, applied: false) {
+                        try await recording(migration, applied: false, on: connection) {
                             try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: connection)
                         }
                     }
                 } else {
                     if makesHistory { try await history.create(dotted: dotted) }
                     try await runStatementByStatement(migration.up, of: migration, down: false, on: history.connection)
-                    try await recording(migration, applied: true) {
+                    try await recording(migration, applied: true, on: history.connection) {
                         try await history.insert(migration, milliseconds: milliseconds(since: start, clock), on: history.connection)
                     }
                 }
@@ -112,11 +112,13 @@ extension Migrator {
                 if migration.downRunsInTransaction {
                     try await history.connection.transaction { connection in
                         try await run(down, of: migration, down: true, on: connection)
-                        try await recording(migration, applied: false, down: true) { try await history.delete(migration.version, on: connection) }
+                        try await recording(migration, applied: false, down: true, on: connection) { try await history.delete(migration.version, on: connection) }
                     }
                 } else {
                     try await runStatementByStatement(down, of: migration, down: true, on: history.connection)
-                    try await recording(migration, applied: true, down: true) { try await history.delete(migration.version, on: history.connection) }
+                    try await recording(migration, applied: true, down: true, on: history.connection) {
+                        try await history.delete(migration.version, on: history.connection)
+                    }
                 }
                 report(noOp ? "rolled back \(Self.shown(migration.downSource)): its down section is empty, so no SQL ran (a deliberate no-op)" : "rolled back \(Self.shown(migration.downSource))")
             }
@@ -124,12 +126,17 @@ extension Migrator {
         }
     }
 
-    /// Writes (or, rolling back, removes) the history row of `migration`, whose section ran:
-    /// a failure — the section changed the session's role, or made it read-only — names the
-    /// file and says what stays. `applied`: the section ran outside a transaction, so its
-    /// statements stay whatever happens to the row.
-    private func recording(_ migration: Migration, applied: Bool, down: Bool = false, _ write: () async throws -> Void) async throws {
+    /// Ends what the section set for its session, then writes (or, rolling back, removes) the
+    /// history row of `migration`, whose section ran: a failure (the section dropped or locked
+    /// the history table, or constrained it) names the file and says what stays. `applied`:
+    /// the section ran outside a transaction, so its statements stay whatever happens to the row.
+    private func recording(_ migration: Migration, applied: Bool, down: Bool = false, on connection: Connection,
+                           _ write: () async throws -> Void) async throws {
         do {
+            // What the section set for its session (`SET ROLE`, a search_path emptied as pg_dump
+            // does, read-only) ends with it: the history row is written as the run's own role,
+            // and the next migration starts as it would alone.
+            try await connection.execute(script: "RESET SESSION AUTHORIZATION; RESET ROLE; RESET ALL")
             try await write()
         } catch let error as PostgresError {
             let code = error.sqlState.map { " (SQLSTATE \($0))" } ?? ""
@@ -140,8 +147,7 @@ extension Migrator {
             case (true, false): "its statements ran outside a transaction and stay applied, with no history row: undo them, or fix the cause and write the row yourself, before `migrate up` runs it again"
             case (true, true): "its statements ran outside a transaction and stay applied, while the history still lists it as applied"
             }
-            throw MigrationError(.failed, "\(file): its statements ran, but the history table could not be \(down ? "updated" : "written"): \(error.message)\(code) "
-                                 + "(did the section change the session's role or make it read-only?); \(outcome)", underlying: error)
+            throw MigrationError(.failed, "\(file): its statements ran, but the history table could not be \(down ? "updated" : "written"): \(error.message)\(code); \(outcome)", underlying: error)
         }
     }
 

@@ -59,16 +59,38 @@ struct MigrationSessionTests {
         #expect(try await tables() == 0)
     }
 
-    @Test("a transaction:false section that leaves its session read-only: the error names the file and says its statements stay applied")
+    @Test("a transaction:false section after which the history row cannot be written: the error names the file and says its statements stay applied")
     func historyNotWritable() async throws {
-        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up transaction:false\nCREATE TABLE r1 (id int);\nSET default_transaction_read_only = on;\n"])
+        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up transaction:false\nCREATE TABLE r1 (id int);\nALTER TABLE schema_migrations ADD CONSTRAINT never CHECK (false) NOT VALID;\n"])
         defer { directory.remove() }
         let error = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
-        #expect(error?.message.hasPrefix("\(directory.path)/0001_a.sql: its statements ran, but the history table could not be written: cannot execute INSERT in a read-only transaction (SQLSTATE 25006)") == true,
+        #expect(error?.message.hasPrefix("\(directory.path)/0001_a.sql: its statements ran, but the history table could not be written: new row for relation \"schema_migrations\" violates check constraint \"never\"") == true,
                 "\(error?.message ?? "")")
         #expect(error?.message.hasSuffix("its statements ran outside a transaction and stay applied, with no history row: undo them, or fix the cause and write the row yourself, before `migrate up` runs it again") == true,
                 "\(error?.message ?? "")")
         #expect(try await tables() == 2)  // r1, and the history table, empty
+    }
+
+    @Test("what a migration sets for its session ends with it: a role without rights on the history, an emptied search_path, a read-only session; the next migration starts as it would alone")
+    func sessionSettingsEndWithTheMigration() async throws {
+        let role = "migration_owner_\(UInt32.random(in: 0...UInt32.max))"
+        try await database.query("CREATE ROLE \(role) NOLOGIN")
+        let schemaOwner = try await database.query("SELECT current_user")[0].decode(String.self, at: 0)
+        try await database.query("GRANT CREATE, USAGE ON SCHEMA public TO \(role)")
+        let directory = try MigrationDirectory([
+            "0001_a.sql": "-- migrate:up transaction:false\nSET ROLE \(role);\nCREATE TABLE owned (id int);\nSET default_transaction_read_only = on;\n",
+            "0002_b.sql": "-- migrate:up\nSET ROLE \(role);\nCREATE TABLE public.other (id int);\nSELECT pg_catalog.set_config('search_path', '', false);\n",
+            "0003_c.sql": "-- migrate:up\nCREATE TABLE unqualified (id int);\n",
+        ])
+        defer { directory.remove() }
+        try await directory.migrator().migrate(database)
+        let owners = try await database.query("SELECT tablename, tableowner FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename").map {
+            "\(try $0.decode(String.self, at: 0)) \(try $0.decode(String.self, at: 1))"
+        }
+        #expect(owners == ["other \(role)", "owned \(role)", "schema_migrations \(schemaOwner)", "unqualified \(schemaOwner)"])
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations WHERE applied_by = '\(schemaOwner)'") == 3)
+        // Roles are the cluster's: this one goes, with what it owns here.
+        try await database.withConnection { try await $0.execute(script: "DROP OWNED BY \(role) CASCADE; DROP ROLE \(role)") }
     }
 
     @Test("down refuses a migration whose file changed after it was applied: its down section may not undo what ran")
