@@ -151,7 +151,9 @@ struct StatusTable {
         }
         let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
         text = rows.map { row in
-            zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            // Padded by characters, as a terminal shows them (Foundation's `padding` counts
+            // UTF-16 units, so a name with an emoji or a combining accent pulled its row apart).
+            zip(row, widths).map { $0 + String(repeating: " ", count: max(0, $1 - $0.count)) }.joined(separator: "  ")
                 .trimmingCharacters(in: .whitespaces)
         }.joined(separator: "\n") + (statuses.isEmpty ? "\n(no migrations)" : "")
     }
