@@ -93,7 +93,7 @@ extension Migrator {
                 // The down section of a file edited since it was applied may not undo what ran.
                 guard migration.checksum == record.checksum else {
                     throw MigrationError(.drift, "\(migration.source) changed after it was applied (checksum drift), so its down section may not undo what ran; "
-                                         + "restore it, or accept the edit with `migrate repair \(record.version)`; nothing was rolled back")
+                                         + "restore it, or accept the edit with `migrate repair --version \(record.version)`; nothing was rolled back")
                 }
                 guard migration.down != nil else {
                     let missing = migration.sectionsAreWholeFiles ? "no down file" : "no -- migrate:down section"
