@@ -34,7 +34,8 @@ struct Wait: AsyncParsableCommand {
         let deadline = ContinuousClock.now + .seconds(timeout)
         var lastError: (any Error)?
         repeat {
-            guard let outcome = await Self.attempt(configuration, until: deadline) else { break }
+            // Every attempt has a second at least: `--timeout 0` checks once.
+            guard let outcome = await Self.attempt(configuration, until: max(deadline, .now + .seconds(1))) else { break }
             do {
                 try outcome.get()
                 return StandardOutput.line("The server accepts connections.")

@@ -67,9 +67,9 @@ struct ArrayCellContainer: UnkeyedDecodingContainer {
 
     mutating func decode<T: Decodable>(_: T.Type) throws -> T {
         let cell = try next(T.self)
-        // An element that is itself an array is a row of a multi-dimensional array: only a
-        // collection holds it — as text it would flatten the array, and be written back so.
-        if cell.type.isArray, !(T.self is any RangeReplaceableCollection.Type) || T.self is any StringProtocol.Type {
+        // An element that is itself an array is a row of a multi-dimensional array: read as
+        // text, it would flatten the array, and be written back so.
+        if cell.type.isArray, T.self is any StringProtocol.Type || T.self == Character.self {
             throw cell.error(T.self, .invalidData("a row of a multi-dimensional array; read the column as nested arrays ([[\(T.self)]])"))
         }
         return try cell.decode(T.self)

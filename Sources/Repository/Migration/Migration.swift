@@ -121,16 +121,16 @@ extension Migration {
         }
     }
 
-    /// Refuses statements that turn `standard_conforming_strings` off (or set it in a way not
-    /// read here): backslashes in `'…'` strings would then escape quotes, and statements would
-    /// end elsewhere than where they are split — a `COMMIT` could run hidden in a string's
-    /// statement. Setting it on (as `pg_dump` files do), `SHOW` and `RESET` are taken.
-    func checkStringSyntax() throws {
-        for (sql, file, line) in [(up, source, upLine), (down ?? "", downSource, downLine)] {
-            for statement in SQLStatements.split(sql) where statement.turnsBackslashEscapesOn {
-                throw MigrationError(.invalidFile, "\(file):\(line + statement.line): setting standard_conforming_strings other than on would change where statements end "
-                                     + "(backslashes would escape quotes in '…' strings); migrate reads strings as PostgreSQL does by default: remove it, and use E'…' for escapes")
-            }
+    /// Refuses, in the section about to run, a statement that turns `standard_conforming_strings`
+    /// off for the session: backslashes in `'…'` strings would then escape quotes, and later
+    /// statements would end elsewhere than where they are split — a `COMMIT` could run hidden
+    /// in a string's statement. Checked before a run, not when files are read: a file applied
+    /// long ago does not stop `status`.
+    func checkStringSyntax(down isDown: Bool) throws {
+        let (sql, file, line) = isDown ? (down ?? "", downSource, downLine) : (up, source, upLine)
+        for statement in SQLStatements.split(sql) where statement.turnsBackslashEscapesOn {
+            throw MigrationError(.invalidFile, "\(file):\(line + statement.line): turning standard_conforming_strings off would change where statements end "
+                                 + "(backslashes would escape quotes in '…' strings); migrate reads strings as PostgreSQL does by default: remove it, and use E'…' for escapes")
         }
     }
 

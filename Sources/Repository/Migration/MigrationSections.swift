@@ -50,7 +50,7 @@ struct MigrationSections {
                 } else if buffer[first] == 0x2D, let lookalike = Self.nearMissMarker(buffer, line) {
                     // dbmate reads it as a comment: the section above would run what follows it.
                     throw MigrationError(.invalidFile, "\(file):\(lineNumber): \(TerminalText.quotedForMessage(lookalike)) looks like a section marker but is not one "
-                                         + "(other dashes or spaces), so the section above would run what follows; write it -- migrate:up or -- migrate:down")
+                                         + "(other dashes, spaces or letter case): dbmate takes it for a comment, and would run what follows in the section before it; write it -- migrate:up or -- migrate:down")
                 } else if markers.isEmpty, !(first + 1 < line.upperBound && buffer[first] == 0x2D && buffer[first + 1] == 0x2D) {
                     throw MigrationError(.invalidFile, "\(file):\(lineNumber): SQL before the -- migrate:up marker")
                 }
@@ -115,8 +115,12 @@ struct MigrationSections {
         // Cheap first: only a comment line holding a colon is looked at closer.
         guard line.count >= 10, buffer[line].contains(0x3A /* : */) else { return nil }
         let text = String(decoding: buffer[line], as: UTF8.self)
-        let rest = text.unicodeScalars.drop { $0 == "-" || $0.properties.isWhitespace || $0 == "\u{FEFF}" || $0 == "\u{200B}" }
-        guard String(String.UnicodeScalarView(rest)).lowercased().hasPrefix("migrate:") else { return nil }
+        let isBlank = { (scalar: Unicode.Scalar) in scalar.properties.isWhitespace || scalar == "\u{FEFF}" || scalar == "\u{200B}" }
+        let rest = String(String.UnicodeScalarView(text.unicodeScalars.drop { $0 == "-" || isBlank($0) })).lowercased()
+        guard rest.hasPrefix("migrate:") else { return nil }
+        // Only `up` or `down` after it: `-- Migrate: copy the accounts` is a comment to anyone.
+        let word = rest.dropFirst(8).unicodeScalars.drop(while: isBlank).prefix { !isBlank($0) }
+        guard ["up", "down"].contains(String(String.UnicodeScalarView(word))) else { return nil }
         return text.trimmingCharacters(in: .whitespaces)
     }
 

@@ -18,6 +18,7 @@ extension Migrator {
                     throw MigrationError(.outOfOrder, "pending migrations are older than the newest applied one (\(newest)): \(late.map(\.source).joined(separator: ", ")); apply them with --allow-out-of-order if that is intended")
                 }
             }
+            for migration in pending { try migration.checkStringSyntax(down: false) }
             if dryRun {
                 for migration in pending { report("would apply \(Self.shown(migration.source)):\n\(migration.up)") }
                 return pending
@@ -99,6 +100,7 @@ extension Migrator {
                     let missing = migration.sectionsAreWholeFiles ? "no down file" : "no -- migrate:down section"
                     throw MigrationError(.irreversible, "\(migration.source) has \(missing); nothing was rolled back")
                 }
+                try migration.checkStringSyntax(down: true)
                 return migration
             }
             if !dryRun, !targets.isEmpty { try await Self.refuseBackslashEscapes(on: history.connection) }
@@ -132,11 +134,13 @@ extension Migrator {
     /// the section ran outside a transaction, so its statements stay whatever happens to the row.
     private func recording(_ migration: Migration, applied: Bool, down: Bool = false, on connection: Connection,
                            _ write: () async throws -> Void) async throws {
+        var step = "ending what it set for its session (RESET) failed"
         do {
             // What the section set for its session (`SET ROLE`, a search_path emptied as pg_dump
             // does, read-only) ends with it: the history row is written as the run's own role,
             // and the next migration starts as it would alone.
             try await connection.execute(script: "RESET SESSION AUTHORIZATION; RESET ROLE; RESET ALL")
+            step = "the history table could not be \(down ? "updated" : "written")"
             try await write()
         } catch let error as PostgresError {
             let code = error.sqlState.map { " (SQLSTATE \($0))" } ?? ""
@@ -147,7 +151,7 @@ extension Migrator {
             case (true, false): "its statements ran outside a transaction and stay applied, with no history row: undo them, or fix the cause and write the row yourself, before `migrate up` runs it again"
             case (true, true): "its statements ran outside a transaction and stay applied, while the history still lists it as applied"
             }
-            throw MigrationError(.failed, "\(file): its statements ran, but the history table could not be \(down ? "updated" : "written"): \(error.message)\(code); \(outcome)", underlying: error)
+            throw MigrationError(.failed, "\(file): its statements ran, but \(step): \(error.message)\(code); \(outcome)", underlying: error)
         }
     }
 

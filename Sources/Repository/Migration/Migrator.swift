@@ -37,10 +37,7 @@ public struct Migrator: Sendable {
         for (first, second) in zip(sorted, sorted.dropFirst()) where first.version == second.version {
             throw MigrationError(.duplicateVersion, "\(first.source) and \(second.source) share version \(first.version)")
         }
-        for migration in sorted {
-            try migration.checkTransactionControl()
-            try migration.checkStringSyntax()
-        }
+        for migration in sorted { try migration.checkTransactionControl() }
         self.migrations = sorted
     }
 
@@ -62,7 +59,6 @@ public struct Migrator: Sendable {
     /// so that a file name cannot pass for a line of its own or act on a terminal.
     static func shown(_ name: String) -> String { TerminalText.escaped(name, limit: 500) }
 
-    /// Runs `body` on one connection holding the migration lock.
     /// Refuses a session whose `standard_conforming_strings` is off (a database or role set so):
     /// statements are split reading `'…'` strings as PostgreSQL does by default, with
     /// backslashes as plain characters; with it off the server would end them elsewhere.
@@ -74,6 +70,7 @@ public struct Migrator: Sendable {
                              + "or the connection (options=-c standard_conforming_strings=on in the URL); nothing was run")
     }
 
+    /// Runs `body` on one connection holding the migration lock.
     func locked<T>(_ database: Database, _ body: (MigrationHistory) async throws -> T) async throws -> T {
         try await database.withConnection { connection in
             // Closed, not reused, once the run is over: migrations may have changed its session

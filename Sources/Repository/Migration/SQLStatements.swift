@@ -123,19 +123,36 @@ private struct LineCounter {
 }
 
 extension SQLStatements.Statement {
-    /// Whether this statement may turn `standard_conforming_strings` off: it names the
-    /// setting, and is not `SHOW` or `RESET` of it, nor `SET [SESSION | LOCAL]` it `=` or `TO`
-    /// `on`, `true`, `yes`, `1` or `DEFAULT`.
+    /// Whether this statement turns `standard_conforming_strings` off for the session:
+    /// `SET [SESSION | LOCAL] standard_conforming_strings = | TO` a value other than `on`,
+    /// `true`, `yes`, `1` or `DEFAULT`, or `set_config('standard_conforming_strings', …)` with
+    /// `off`, `false`, `no` or `0`. Other statements naming it (`SHOW`, `ALTER DATABASE … SET`,
+    /// a comment, a check in a function) leave this session's reading as it is.
     var turnsBackslashEscapesOn: Bool {
         guard sql.range(of: "standard_conforming_strings", options: .caseInsensitive) != nil else { return false }
-        var words = sql.lowercased().split { !($0.isLetter || $0.isNumber || $0 == "_") }[...]
-        guard let command = words.popFirst() else { return false }
-        if command == "show" || command == "reset" { return words != ["standard_conforming_strings"] }
-        guard command == "set" else { return true }
+        let all = Self.words(outsideComments: sql)
+        if let call = all.firstIndex(of: "set_config"), call + 2 < all.count, all[call + 1] == "standard_conforming_strings" {
+            return ["off", "false", "no", "0"].contains(all[call + 2])
+        }
+        var words = all[...]
+        guard words.popFirst() == "set" else { return false }
         if words.first == "session" || words.first == "local" { words = words.dropFirst() }
-        guard words.popFirst() == "standard_conforming_strings" else { return true }
+        guard words.popFirst() == "standard_conforming_strings" else { return false }
         if words.first == "to" { words = words.dropFirst() }
         return !(words.count == 1 && ["on", "true", "yes", "1", "default"].contains(words.first!))
+    }
+
+    /// The statement's words, lower-cased, with comments (`-- …`, `/* … */`) left out.
+    private static func words(outsideComments sql: String) -> [Substring] {
+        var text = sql.lowercased()
+        while let open = text.range(of: "/*") {
+            let close = text.range(of: "*/", range: open.upperBound..<text.endIndex)?.upperBound ?? text.endIndex
+            text.replaceSubrange(open.lowerBound..<close, with: " ")
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.range(of: "--").map { line[..<$0.lowerBound] } ?? line[...]
+        }
+        return lines.joined(separator: " ").split { !($0.isLetter || $0.isNumber || $0 == "_") }.map { Substring($0) }
     }
 
     /// The transaction-control command this statement is (`COMMIT`, `ROLLBACK TO SAVEPOINT`…),

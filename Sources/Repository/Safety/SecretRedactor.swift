@@ -92,11 +92,15 @@ public struct SecretRedactor: Sendable {
             return String(part[part.index(after: colon)..<at])
         }
         // `scheme://user:secret` with its `@host` left out: libpq reads the secret as a port, and
-        // quotes it in its complaint. A port is digits; anything else there is taken for a password.
+        // quotes it in its complaint. A port is up to 65535; anything else after the one colon of
+        // a single host is taken for a password (hosts listed with commas, and `[IPv6]`, are not).
         let authority = beforeQuery.prefix { $0 != "/" }
-        if !authority.contains("@"), !authority.hasPrefix("["), let colon = authority.lastIndex(of: ":") {
+        if !authority.contains("@"), !authority.contains(","), !authority.hasPrefix("["),
+           authority.filter({ $0 == ":" }).count == 1, let colon = authority.firstIndex(of: ":") {
             let port = authority[authority.index(after: colon)...]
-            if !port.isEmpty, !port.allSatisfy(\.isASCII) || !port.allSatisfy(\.isNumber) { found.append(String(port)) }
+            if !port.isEmpty, !port.allSatisfy({ $0.isASCII && $0.isNumber }) || Int(port).map({ $0 > 65535 }) ?? true {
+                found.append(String(port))
+            }
         }
         return found
     }

@@ -16,7 +16,8 @@ func holdsDifferentText<T>(_ a: T, _ b: T) -> Bool {
     return TextWalk.differs(a, b, depth: 0)
 }
 
-/// Whether `value`'s dynamic type holds no references (opened from `Any`).
+/// Whether `value`'s type holds no references (`Any` is opened with `_openExistential`: passed
+/// as it is, `T` would be `Any`).
 private func holdsNoReferences<T>(_: T) -> Bool { _isPOD(T.self) }
 
 /// Whether a collection's elements hold no references.
@@ -26,12 +27,12 @@ private enum TextWalk {
     static let maximumDepth = 16
 
     static func differs(_ a: Any, _ b: Any, depth: Int) -> Bool {
-        if let x = a as? String, let y = b as? String { return !x.unicodeScalars.elementsEqual(y.unicodeScalars) }
+        if let x = a as? String, let y = b as? String { return !isBitwiseIdentical(x, y) && !x.unicodeScalars.elementsEqual(y.unicodeScalars) }
         if let x = a as? Substring, let y = b as? Substring { return !x.unicodeScalars.elementsEqual(y.unicodeScalars) }
         if let x = a as? Character, let y = b as? Character { return !x.unicodeScalars.elementsEqual(y.unicodeScalars) }
         // No text can hide in a value without references, nor in a collection of them (a rebuilt
         // `[Int]` of 10,000 elements is not walked).
-        guard depth < maximumDepth, !holdsNoReferences(a) else { return false }
+        guard depth < maximumDepth, !_openExistential(a, do: holdsNoReferences) else { return false }
         if let collection = a as? any Collection, elementsHoldNoReferences(collection) { return false }
         let (left, right) = (Mirror(reflecting: a), Mirror(reflecting: b))
         switch left.displayStyle {

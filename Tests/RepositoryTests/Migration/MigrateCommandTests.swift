@@ -145,6 +145,7 @@ struct MigrateCommandTests {
         #expect(first.status == 0 && first.output.contains("Created database \(name)"), "\(first.output)")
         #expect(try await migrate("create", "--database-url", url).output.contains("already exists"))
         #expect(try await migrate("wait", "--database-url", url, "--timeout", "10").status == 0)
+        #expect(try await migrate("wait", "--database-url", url, "--timeout", "0").status == 0, "--timeout 0 checks once")
         let nowhere = try await migrate("wait", "--database-url", "postgres://nobody@127.0.0.1:1/none", "--timeout", "1")
         #expect(nowhere.status != 0 && nowhere.output.contains("did not accept connections within 1 s"), "\(nowhere.output)")
         try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(name))")

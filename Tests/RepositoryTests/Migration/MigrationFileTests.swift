@@ -41,6 +41,20 @@ struct MigrationFileTests {
         #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
     }
 
+    @Test("comments that name migrate: without up or down are comments, wherever they are")
+    func commentsNamingMigrate() throws {
+        let migration = try Migration(fileName: "0001_a.sql", contents: """
+            -- Migrate: copy legacy accounts (ticket 42)
+            -- migrate:up
+            CREATE FUNCTION f() RETURNS void AS $$
+            ---- migrate: step two, backfill
+            BEGIN END $$ LANGUAGE plpgsql;
+            -- migrate:down
+            DROP FUNCTION f();
+            """)
+        #expect(migration.down == "DROP FUNCTION f();")
+    }
+
     @Test("dbmate's markers with any blanks after the dashes, or none, as dbmate reads them")
     func markerSpacing() throws {
         for marker in ["--migrate:", "--  migrate:", "--\tmigrate:", "  -- migrate:"] {

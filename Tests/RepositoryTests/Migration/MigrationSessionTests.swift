@@ -22,20 +22,34 @@ struct MigrationSessionTests {
         try await database.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
     }
 
-    @Test("a file turning standard_conforming_strings off is refused before anything runs; turning it on, as pg_dump files do, is taken")
+    @Test("a migration turning standard_conforming_strings off is refused before anything runs; setting it on, as pg_dump files do, or naming it otherwise, is taken")
     func stringSyntaxInAFile() async throws {
         let refused = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nCREATE TABLE w1 (id int);\nSET standard_conforming_strings = off;\n\(Self.hiddenCommit)\n"])
         defer { refused.remove() }
-        let error = #expect(throws: MigrationError.self) { try refused.migrator() }
-        #expect(error?.message.hasSuffix("0001_a.sql:3: setting standard_conforming_strings other than on would change where statements end "
+        let error = await #expect(throws: MigrationError.self) { try await refused.migrator().migrate(database) }
+        #expect(error?.message.hasSuffix("0001_a.sql:3: turning standard_conforming_strings off would change where statements end "
                                          + "(backslashes would escape quotes in '…' strings); migrate reads strings as PostgreSQL does by default: remove it, and use E'…' for escapes") == true,
                 "\(error?.message ?? "")")
-        for setting in ["SET standard_conforming_strings TO 'off'", "SET LOCAL standard_conforming_strings = false", "SELECT set_config('standard_conforming_strings', 'off', false)"] {
+        #expect(try await tables() == 0)
+        // Reading the files is not refused: status still works.
+        #expect(try await refused.migrator().status(database).count == 1)
+        for setting in ["SET standard_conforming_strings TO 'off'", "SET LOCAL standard_conforming_strings = false", "/* header */ SET SESSION standard_conforming_strings = 0",
+                        "SELECT pg_catalog.set_config('standard_conforming_strings', 'off', false)"] {
             let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\n\(setting);\n"])
             defer { directory.remove() }
-            #expect(throws: MigrationError.self, "\(setting)") { try directory.migrator() }
+            await #expect(throws: MigrationError.self, "\(setting)") { try await directory.migrator().migrate(database) }
         }
-        let taken = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nSET standard_conforming_strings = on;\nCREATE TABLE w1 (id int);\nSELECT '\\' AS backslash;\n"])
+        let name = try await database.name()
+        let taken = try MigrationDirectory(["0001_a.sql": """
+            -- migrate:up
+            /* pg_dump */ SET standard_conforming_strings = on;
+            CREATE TABLE w1 (x text -- needs standard_conforming_strings on
+            );
+            DO $$ BEGIN ASSERT current_setting('standard_conforming_strings') = 'on'; END $$;
+            ALTER DATABASE \(SQLIdentifier.quoted(name)) SET standard_conforming_strings = on;
+            SELECT '\\' AS backslash;
+
+            """])
         defer { taken.remove() }
         try await taken.migrator().migrate(database)
         #expect(try await tables() == 2)  // w1, and the history

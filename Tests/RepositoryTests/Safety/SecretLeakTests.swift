@@ -104,6 +104,16 @@ struct SecretLeakTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
+    @Test("a URL without @host: its non-port after the colon is redacted; hosts listed with commas, IPv6 hosts and real ports are not")
+    func portOrPassword() {
+        #expect(SecretRedactor(scanning: ["postgres://admin:S3kr1tPwx9"]).redact("port \"S3kr1tPwx9\"") == "port \"***\"")
+        #expect(SecretRedactor(scanning: ["postgres://admin:99999999"]).redact("invalid port number: \"99999999\"") == "invalid port number: \"***\"")
+        let shown = "connection to server at \"127.0.0.1\", port 5999 failed; at \"localhost\" (::1), port 5432 failed"
+        for url in ["postgresql://127.0.0.1:5999,localhost/db", "postgres://h:5432,[::1]/db", "postgres://[::1]:5999/db", "postgres://localhost:5999/db"] {
+            #expect(SecretRedactor(scanning: [url]).redact(shown) == shown, "\(url)")
+        }
+    }
+
     @Test("a password's pieces are removed where they stand apart, not from inside words: a wrong password's error stays readable")
     func readableRedaction() {
         var redactor = SecretRedactor()
