@@ -28,12 +28,13 @@ struct Down: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOption
     @OptionGroup var migrations: MigrationsOptions
     @OptionGroup var lock: LockOption
-    @Option(name: .long, help: ArgumentHelp("How many migrations to roll back (default 1).", valueName: "count")) var steps: Int?
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("How many migrations to roll back (default 1).", valueName: "count")) var steps: Int?
     @Option(name: .long, help: ArgumentHelp("Roll back every migration above this version.", valueName: "version")) var to: MigrationVersion?
     @Flag(name: .long, help: "Print what would run; change nothing.") var dryRun = false
 
     func validate() throws {
         if steps != nil, to != nil { throw ValidationError("give --steps or --to, not both") }
+        if let steps, steps < 1 { throw ValidationError("--steps counts the migrations to roll back, 1 or more, not \(steps)") }
     }
 
     func run() async throws {

@@ -123,8 +123,13 @@ struct MigrationsOptions: ParsableArguments {
 
 /// `--lock-timeout`, for the commands that take the migration lock.
 struct LockOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Seconds to wait for another run's lock.", valueName: "seconds"))
+    // Unconditional: `-1` is this option's value (refused below), not an unknown flag.
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Seconds to wait for another run's lock.", valueName: "seconds"))
     var lockTimeout = 60
+
+    func validate() throws {
+        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout is the seconds to wait for another run's lock, 0 or more, not \(lockTimeout)") }
+    }
 
     func apply(to migrator: inout Migrator) {
         migrator.lockTimeout = .seconds(lockTimeout)

@@ -27,7 +27,11 @@ struct Wait: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Wait until the server accepts connections (for start-up scripts).")
 
     @OptionGroup var database: DatabaseOption
-    @Option(name: .long, help: ArgumentHelp("The longest to wait.", valueName: "seconds")) var timeout = 60
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The longest to wait.", valueName: "seconds")) var timeout = 60
+
+    func validate() throws {
+        guard timeout >= 0 else { throw ValidationError("--timeout is the seconds to wait, 0 or more, not \(timeout)") }
+    }
 
     func run() async throws {
         let configuration = try await database.configuration()

@@ -146,6 +146,13 @@ struct MigrateCommandTests {
         #expect(try await migrate("create", "--database-url", url).output.contains("already exists"))
         #expect(try await migrate("wait", "--database-url", url, "--timeout", "10").status == 0)
         #expect(try await migrate("wait", "--database-url", url, "--timeout", "0").status == 0, "--timeout 0 checks once")
+        // Negative numbers are the options' values, refused as such (not "Missing value").
+        for (arguments, expected) in [(["wait", "--timeout", "-1"], "--timeout is the seconds to wait, 0 or more, not -1"),
+                                      (["up", "--lock-timeout", "-1"], "--lock-timeout is the seconds to wait for another run's lock, 0 or more, not -1"),
+                                      (["down", "--steps", "-3"], "--steps counts the migrations to roll back, 1 or more, not -3")] {
+            let run = try await migrate(arguments + ["--database-url", url])
+            #expect(run.status != 0 && run.output.contains(expected), "\(arguments): \(run.output)")
+        }
         let nowhere = try await migrate("wait", "--database-url", "postgres://nobody@127.0.0.1:1/none", "--timeout", "1")
         #expect(nowhere.status != 0 && nowhere.output.contains("did not accept connections within 1 s"), "\(nowhere.output)")
         try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(name))")
