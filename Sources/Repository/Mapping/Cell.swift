@@ -36,7 +36,7 @@ struct Cell {
             }
         }
         do {
-            return try T(from: CellDecoder(cell: self))
+            return try T(from: CellDecoder(cell: self, swiftType: T.self))
         } catch DecodingError.dataCorrupted where T.self is any RawRepresentable.Type {
             // An enum without a case for the value: name the value, the PostgreSQL type and the Swift type.
             let value = (try? decodeString()).map { "\"\($0)\"" } ?? "the value"

@@ -1,8 +1,14 @@
 /// A `Decoder` over one cell: a single value, or the elements of an array.
 struct CellDecoder: Decoder {
     let cell: Cell
+    /// The Swift type being decoded, for errors; an array whose element type the decoder is
+    /// not told (a nested container) is named as one.
+    var swiftType: Any.Type = SomeArray.self
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// An array of a type the decoder was not told: ``ColumnDecodingError`` calls it "array".
+    enum SomeArray {}
 
     func container<Key: CodingKey>(keyedBy _: Key.Type) throws -> KeyedDecodingContainer<Key> {
         _ = try cell.nonNull(Key.self)
@@ -12,7 +18,7 @@ struct CellDecoder: Decoder {
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        ArrayCellContainer(elements: try cell.arrayElements([Any].self), codingPath: codingPath)
+        ArrayCellContainer(elements: try cell.arrayElements(swiftType), codingPath: codingPath)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
@@ -80,7 +86,7 @@ struct ArrayCellContainer: UnkeyedDecodingContainer {
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try CellDecoder(cell: next([Any].self)).unkeyedContainer()
+        try CellDecoder(cell: next(CellDecoder.SomeArray.self)).unkeyedContainer()
     }
 
     mutating func superDecoder() throws -> any Decoder { CellDecoder(cell: try next(Any.self)) }

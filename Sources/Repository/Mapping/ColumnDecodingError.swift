@@ -27,7 +27,7 @@ public struct ColumnDecodingError: Error, Sendable, CustomStringConvertible {
 
     init(column: String, swiftType: Any.Type, postgresType: PostgresType?, reason: Reason) {
         self.column = column
-        self.swiftType = String(describing: swiftType)
+        self.swiftType = swiftType == CellDecoder.SomeArray.self ? "array" : String(describing: swiftType)
         self.postgresType = postgresType
         self.reason = reason
     }

@@ -74,7 +74,7 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try CellDecoder(cell: decoder.cell(for: key, [Any].self)).unkeyedContainer()
+        try CellDecoder(cell: decoder.cell(for: key, CellDecoder.SomeArray.self)).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder { decoder }

@@ -118,6 +118,18 @@ struct ColumnTypeTableTests {
         #expect(try result[0].decode(String.self, at: 0) == "{{a,b},{c,d}}")
     }
 
+    @Test("an array column read into the wrong Swift type names the type asked for, not Array<Any>")
+    func arrayMismatchNamesTheType() async throws {
+        struct Tagged: Decodable { let tags: [String] }
+        let result = try await database.query("SELECT 7 AS tags, '{1,2}'::int[] AS grid")
+        let error = #expect(throws: ColumnDecodingError.self) { try result.decode(Tagged.self) }
+        #expect(error?.swiftType == "Array<String>", "\(String(describing: error))")
+        #expect(error.map { "\($0)" } == "column \"tags\": cannot decode PostgreSQL integer as Swift Array<String>")
+        // A one-dimensional array read as two: each element names the inner array type.
+        let nested = #expect(throws: ColumnDecodingError.self) { try result[0].decode([[String]].self, at: 1) }
+        #expect(nested.map { "\($0)" } == "column \"grid[1]\": cannot decode PostgreSQL integer as Swift Array<String>")
+    }
+
     @Test("a time outside a day is refused by the server, not taken for another time: before midnight, and past 24:00")
     func timeOutOfRange() async throws {
         for time in [PostgresTime(microseconds: -5), PostgresTime(hour: 0, second: -5), PostgresTime(hour: 25)] {
