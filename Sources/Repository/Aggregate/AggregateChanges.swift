@@ -8,12 +8,13 @@ struct AggregateChanges<A: Aggregate> {
     var inserted: [(child: A.Child, position: Int)] = []
     /// Children no longer there.
     var removed: [A.Child.ID] = []
-    /// Children that stayed but whose position changed.
-    var moved: [(id: A.Child.ID, position: Int)] = []
+    /// Whether a child that stayed is at another index (every position is written then: see
+    /// ``AggregateTable/write(_:of:base:on:)``).
+    var reordered = false
 
     /// Appending, removing or reordering children: written with a write of the root row, which
     /// gives it a new version.
-    var isStructural: Bool { !inserted.isEmpty || !removed.isEmpty || !moved.isEmpty }
+    var isStructural: Bool { !inserted.isEmpty || !removed.isEmpty || reordered }
     var isEmpty: Bool { rootProperties.isEmpty && updated.isEmpty && !isStructural }
 
     init(from base: A, to edited: A) throws {
@@ -25,7 +26,7 @@ struct AggregateChanges<A: Aggregate> {
                 inserted.append((child, position))
                 continue
             }
-            if old.index != position { moved.append((child.id, position)) }
+            if old.index != position { reordered = true }
             guard old.child != child else { continue }
             let properties = try RecordColumns(child).writableChanges(since: RecordColumns(old.child))
             if !properties.isEmpty { updated.append((child, properties)) }

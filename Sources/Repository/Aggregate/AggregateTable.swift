@@ -75,10 +75,16 @@ struct AggregateTable<A: Aggregate>: Sendable {
             let keys = try child.key.arrays(of: changes.removed)
             try await connection.query("DELETE FROM \(child.quoted) WHERE \(child.key.isAny(parameter: 2)) AND \(parent) = $1", values: [parentID] + keys)
         }
-        for (id, index) in changes.moved {
-            let key = try child.key.values(of: id)
-            try await connection.query("UPDATE \(child.quoted) SET \(position) = $2 WHERE \(child.key.equals(parameter: 3)) AND \(parent) = $1",
-                                       values: [parentID, .text(String(index))] + key)
+        if changes.isStructural {
+            // Every child at its index in the edited list, where the database holds another: not
+            // only those that moved in the list. Children another process deleted or inserted leave
+            // gaps and ties in the positions, which an append or a move would otherwise write
+            // beside, and an order the rows do not keep. (The new children are inserted below.)
+            let (keys, matches) = child.key.indexedKeys(parameter: 2)
+            let index = "k.\"\(TableKey.indexColumn)\" - 1"
+            try await connection.query("UPDATE \(child.quoted) AS t SET \(position) = \(index) FROM \(keys) WHERE \(matches) AND t.\(parent) = $1 "
+                                       + "AND t.\(position) IS DISTINCT FROM \(index)",
+                                       values: [parentID] + child.key.arrays(of: edited.children.map(\.id)))
         }
         for (new, index) in changes.inserted {
             let encoded = try RecordColumns(new)

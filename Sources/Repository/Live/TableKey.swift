@@ -38,10 +38,17 @@ struct TableKey: Sendable {
     /// t."a" = k.k1 AND …`: the rows whose keys are among ``arrays(of:)`` (as `t`), each with its
     /// key's position in them, from 1 (as `"live.index"`).
     func indexedJoin(_ table: String, parameter first: Int) -> String {
+        let (keys, matches) = indexedKeys(parameter: first)
+        return "\(keys) JOIN \(table) AS t ON \(matches)"
+    }
+
+    /// The parts of ``indexedJoin(_:parameter:)``: `unnest(…) WITH ORDINALITY AS k(…)`, and the
+    /// condition that matches a row `t` to its key in it.
+    func indexedKeys(parameter first: Int) -> (keys: String, matches: String) {
         let arrays = zip(columns.indices, types).map { "$\(first + $0)::\($1)[]" }.joined(separator: ", ")
         let parts = columns.indices.map { "k\($0 + 1)" }
         let matches = zip(columns, parts).map { "t.\(SQLIdentifier.quoted($0)) = k.\($1)" }.joined(separator: " AND ")
-        return "unnest(\(arrays)) WITH ORDINALITY AS k(\(parts.joined(separator: ", ")), \"\(Self.indexColumn)\") JOIN \(table) AS t ON \(matches)"
+        return ("unnest(\(arrays)) WITH ORDINALITY AS k(\(parts.joined(separator: ", ")), \"\(Self.indexColumn)\")", matches)
     }
 
     /// The column of ``indexedJoin(_:parameter:)`` that gives a row's key's position.

@@ -251,4 +251,44 @@ struct OwnKeyAggregateTests {
         try await psql("DELETE FROM orders WHERE code = 'A-1'", database: database)
         #expect(try await eventually { order.liveState == .deleted && everyone.value.isEmpty })
     }
+
+    @Test("positions another process left with gaps or ties are rewritten with an append or a move: the order saved is the order kept")
+    func positionsAfterOthersEdits() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { connection in
+            try await connection.execute(script: """
+                CREATE TABLE orders (code text PRIMARY KEY, customer text NOT NULL);
+                CREATE TABLE order_lines (line_id uuid PRIMARY KEY, order_code text NOT NULL REFERENCES orders ON DELETE CASCADE,
+                                          position integer NOT NULL, item text NOT NULL);
+                INSERT INTO orders VALUES ('B-2', 'Grace');
+                INSERT INTO order_lines VALUES (gen_random_uuid(), 'B-2', 0, 'a'), (gen_random_uuid(), 'B-2', 1, 'b'),
+                                               (gen_random_uuid(), 'B-2', 2, 'c');
+                """)
+        }
+        try await LiveSchema.enable("orders", on: database)
+        try await LiveSchema.enable("order_lines", on: database)
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let order = try await repository.read(Order.self, id: "B-2")
+        func stored() async throws -> [String] {
+            try await database.query("SELECT position || ':' || item FROM order_lines WHERE order_code = 'B-2' ORDER BY position, item")
+                .map { try $0.decode(String.self, at: 0) }
+        }
+        // Another process deletes the middle line: positions 0 and 2 are left.
+        try await psql("DELETE FROM order_lines WHERE item = 'b'", database: database)
+        #expect(try await eventually { order.value.lines.map(\.item) == ["a", "c"] })
+        order[\.lines].value.append(Line(lineId: UUID(), item: "d"))
+        try await order.save()
+        #expect(try await stored() == ["0:a", "1:c", "2:d"])
+        // Another process deletes the first line and adds one far after the others; the list is
+        // then reversed, which leaves the middle line at its index, but not at its position.
+        try await psql("DELETE FROM order_lines WHERE item = 'a'; INSERT INTO order_lines VALUES (gen_random_uuid(), 'B-2', 9, 'e')", database: database)
+        #expect(try await eventually { order.value.lines.map(\.item) == ["c", "d", "e"] })
+        order[\.lines].value.reverse()
+        try await order.save()
+        #expect(try await stored() == ["0:e", "1:d", "2:c"])
+        // An edit of one line by another process re-reads the order: it stays as saved.
+        try await psql("UPDATE order_lines SET item = 'c2' WHERE item = 'c'", database: database)
+        #expect(try await eventually { order.value.lines.map(\.item) == ["e", "d", "c2"] })
+    }
 }
