@@ -4,7 +4,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
     let root: RecordTable<A.Root>
     let child: RecordTable<A.Child>
 
-    var qualifiedName: String { root.qualifiedName }
+    @usableFromInline var qualifiedName: String { root.qualifiedName }
     private var parent: String { SQLIdentifier.quoted(A.parentColumn) }
     private var position: String { SQLIdentifier.quoted(A.positionColumn) }
 
@@ -117,7 +117,7 @@ extension AggregateTable: LiveTable {
     func committed(streamed rows: [StreamedRow]) -> [Committed<AggregateContent<A>>?] { rows.map { _ in nil } }
 
     /// The written fields applied to the base, written row by row in one transaction.
-    func write(_ write: SyncState<AggregateContent<A>>.Write, id: A.ID) async throws -> WriteOutcome<AggregateContent<A>> {
+    @usableFromInline func write(_ write: SyncState<AggregateContent<A>>.Write, id: A.ID) async throws -> WriteOutcome<AggregateContent<A>> {
         let edited = try AggregateContent<A>.replacing(write.fields, in: write.base.value, from: write.snapshot)
         let changes = try AggregateChanges(from: write.base.value, to: edited)
         guard !changes.isEmpty else { return .unchanged }

@@ -34,7 +34,7 @@ public struct Change: Sendable, Hashable, Decodable {
     public private(set) var madeAt: Date?
     /// The row the change left, as the logical replication stream delivered it (nil: it is to
     /// be read). Not part of what the change says: equality and hashing leave it out.
-    var row: StreamedRow?
+    @usableFromInline var row: StreamedRow?
 
     /// A change of `key` in `table`.
     public init(table: String, operation: Operation, key: ChangeKey, version: Int64, madeAt: Date? = nil) {

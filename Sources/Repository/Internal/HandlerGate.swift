@@ -3,6 +3,7 @@ import Foundation
 /// Lets a handler run until the gate is closed — atomically with closing: once `close()`
 /// returns, the handler is not running on any other thread and never starts again. A handler
 /// may close its own gate from inside itself (it does not wait for itself).
+@usableFromInline
 final class HandlerGate: @unchecked Sendable {
     // @unchecked: `isClosed`, `running` and `closerWaits` are only touched while `condition` is locked.
     private let condition = NSCondition()
@@ -13,7 +14,7 @@ final class HandlerGate: @unchecked Sendable {
     private var closerWaits = false
 
     /// Runs `body` unless the gate is closed.
-    func run(_ body: () -> Void) {
+    @usableFromInline func run(_ body: () -> Void) {
         let me = pthread_self()
         condition.lock()
         guard !isClosed else { return condition.unlock() }

@@ -1,11 +1,12 @@
-import Foundation
+public import Foundation
 
 /// A pthread mutex. Used instead of `Synchronization.Mutex` for two reasons: `Mutex` only
 /// hands values out as `sending`, which a `Var` of a non-`Sendable` value cannot satisfy; and
 /// on Linux its futex-based implementation is invisible to ThreadSanitizer, which then
 /// reports races between accesses the lock does order.
+@usableFromInline
 final class Lock: @unchecked Sendable {  // The pthread mutex is the synchronization itself.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// A lock; a `recursive` one may be taken again by the thread that holds it.
     init(recursive: Bool = false) {
@@ -28,7 +29,7 @@ final class Lock: @unchecked Sendable {  // The pthread mutex is the synchroniza
     }
 
     @inline(__always)
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    @inlinable func withLock<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -36,13 +37,14 @@ final class Lock: @unchecked Sendable {  // The pthread mutex is the synchroniza
 }
 
 /// A value that is only ever read or written under its own lock.
+@usableFromInline
 final class Locked<State>: @unchecked Sendable {  // `state` is only touched inside `lock`.
-    private let lock = Lock()
-    private var state: State
+    @usableFromInline let lock = Lock()
+    @usableFromInline var state: State
 
     init(_ state: State) { self.state = state }
 
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    @inlinable func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try lock.withLock { try body(&state) }
     }
 }

@@ -10,6 +10,7 @@
 /// soon as the read returns, and a part whose tracking ended — because this part changed or
 /// another one did — soon after. A change costs what the parts tracked *now* cost, never
 /// what was read in the past.
+@usableFromInline
 struct ObservedParts {
     private struct Entry {
         let differs: (Any, Any) -> Bool
@@ -26,7 +27,7 @@ struct ObservedParts {
     private let inbox = Locked<[(path: [AnyHashable], number: UInt64)]>([])
 
     /// Whether no part is kept (some may have ended and not been forgotten yet).
-    var isEmpty: Bool { entries.isEmpty }
+    @usableFromInline var isEmpty: Bool { entries.isEmpty }
 
     /// How many parts are kept, once those that ended are forgotten.
     mutating func keptCount() -> Int {
@@ -49,7 +50,7 @@ struct ObservedParts {
     /// The parts that the change from `old` to `new` changed and that Observation is still
     /// tracking, as keys to tell it with. They are forgotten here: telling Observation ends
     /// every tracking of them, and a part read again is registered again.
-    mutating func changed(from old: Any, to new: Any) -> [ObservationSubject.PartKey] {
+    @usableFromInline mutating func changed(from old: Any, to new: Any) -> [ObservationSubject.PartKey] {
         forgetEnded()
         guard !entries.isEmpty else { return [] }
         let changed = entries.filter { $0.value.differs(old, new) }

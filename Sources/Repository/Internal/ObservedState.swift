@@ -1,6 +1,7 @@
-import Observation
+public import Observation
 
 /// A state that holds an observable value.
+@usableFromInline
 protocol ValueHolding: SendableMetatype {
     associatedtype Root
     /// The value observers see.
@@ -11,25 +12,26 @@ protocol ValueHolding: SendableMetatype {
 ///
 /// Not generic, so that its key paths are static objects: a key path into a generic class is
 /// built anew at run time on every use, which costs more than reading the value.
+@usableFromInline
 class ObservationSubject: Observable, @unchecked Sendable {
     // @unchecked: the registrar is thread-safe; subclasses keep their state behind a lock.
-    let registrar = ObservationRegistrar()
+    @usableFromInline let registrar = ObservationRegistrar()
 
     /// The whole value, as Swift Observation sees it: `\.whole`.
-    var whole: Int { 0 }
+    @usableFromInline var whole: Int { 0 }
 
     /// A part of the value, as Swift Observation sees it: a key path `\.[part: key]`, named by
     /// its path from the root. The token rides along, outside equality, so that the part is
     /// kept while Observation holds the key path (see ``ObservedParts``).
-    struct PartKey: Hashable, @unchecked Sendable {  // the components are immutable values
+    @usableFromInline struct PartKey: Hashable, @unchecked Sendable {  // the components are immutable values
         let path: [AnyHashable]
         let token: PartToken
 
-        static func == (lhs: PartKey, rhs: PartKey) -> Bool { lhs.path == rhs.path }
-        func hash(into hasher: inout Hasher) { hasher.combine(path) }
+        @usableFromInline static func == (lhs: PartKey, rhs: PartKey) -> Bool { lhs.path == rhs.path }
+        @usableFromInline func hash(into hasher: inout Hasher) { hasher.combine(path) }
     }
 
-    subscript(part key: PartKey) -> Int { 0 }
+    @usableFromInline subscript(part key: PartKey) -> Int { 0 }
 }
 
 /// A state, the value it holds, and that value's observers — behind one lock.
@@ -39,19 +41,20 @@ class ObservationSubject: Observable, @unchecked Sendable {
 /// one update at a time in the order the changes happened (see ``ObserverList``). Plain `Var`s
 /// hold just their value; live values hold their sync state, so that the value and what is
 /// known about it never move apart.
+@usableFromInline
 final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked Sendable {
     // @unchecked: `state`, `observers`, `parts` and `isTracked` are read and written only under `lock`.
     // Values leave only through `Var`, which is `Sendable` only when the value is.
-    private let lock = Lock()
-    private var state: State
-    private var observers = ObserverList<State.Root>()
+    @usableFromInline let lock = Lock()
+    @usableFromInline var state: State
+    @usableFromInline var observers = ObserverList<State.Root>()
     /// Parts of the value Swift Observation may be tracking (see ``ObservedParts``).
-    private var parts = ObservedParts()
+    @usableFromInline var parts = ObservedParts()
     /// Whether the value was ever read under Swift Observation's registrar: until it is, no
     /// observation can be waiting for a change, and telling the registrar is skipped.
-    private var isTracked = false
+    @usableFromInline var isTracked = false
     /// How many changes of the value were published (numbering ``Update/sequence``).
-    private var published: UInt64 = 0
+    @usableFromInline var published: UInt64 = 0
 
     init(_ state: State) {
         self.state = state
@@ -74,7 +77,7 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
 
     /// `state.root`, read in place: read straight off the stored property, code not
     /// specialized for `State` copies the whole state first.
-    private static func root(of state: inout State) -> State.Root { state.root }
+    @inlinable static func root(of state: inout State) -> State.Root { state.root }
 
     /// Registers access to the part at `path` (nil: the whole value).
     func registerAccess(part path: [AnyHashable]?, differs: @escaping (Any, Any) -> Bool) {
@@ -97,23 +100,23 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
     var trackedPartCount: Int { lock.withLock { parts.keptCount() } }
 
     /// Reads the state under the lock.
-    func inspect<Result>(_ body: (State) -> Result) -> Result {
+    @inlinable func inspect<Result>(_ body: (State) -> Result) -> Result {
         lock.withLock { Self.read(&state, body) }
     }
 
     /// `body(state)`, without copying the state (see ``root(of:)``).
-    private static func read<Result>(_ state: inout State, _ body: (State) -> Result) -> Result { body(state) }
+    @inlinable static func read<Result>(_ state: inout State, _ body: (State) -> Result) -> Result { body(state) }
 
     /// Changes the state under the lock in a way its value does not show (bookkeeping), so
     /// nobody is told. `body` must not touch this object.
-    func update<Result>(_ body: (inout State) -> Result) -> Result {
+    @inlinable func update<Result>(_ body: (inout State) -> Result) -> Result {
         lock.withLock { body(&state) }
     }
 
     /// Runs `body` on the state under the lock (it must not touch this object); if it asks,
     /// observers hear the change of the value, on behalf of `publish`'s author.
     @discardableResult
-    func transition<Result>(_ body: (inout State) -> (publish: Author??, result: Result)) -> Result {
+    @inlinable func transition<Result>(_ body: (inout State) -> (publish: Author??, result: Result)) -> Result {
         // Locals rather than a tuple returned from the lock: in code not specialized for
         // `Result`, each call would build the tuple's type at run time.
         var delivery: ObserverList<State.Root>.Delivery?
@@ -169,8 +172,9 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
 }
 
 /// The state of a plain `Var`: just its value.
+@usableFromInline
 struct PlainValue<Root>: ValueHolding {
-    var root: Root
+    @usableFromInline var root: Root
 }
 
 /// The state behind a tree of plain `Var`s.

@@ -2,6 +2,7 @@ import Foundation
 
 /// What the repository needs of a live store without knowing its type: where it sits in the
 /// identity map, whether an announcement makes it stale, and how to re-read a batch of its kind.
+@usableFromInline
 protocol AnyLiveStore: AnyObject, Sendable {
     var keyText: String { get }
     var tableName: String { get }
@@ -30,20 +31,27 @@ protocol AnyLiveStore: AnyObject, Sendable {
 }
 
 extension LiveStore: AnyLiveStore {
-    var tableName: String { table.qualifiedName }
-    var storeKey: LiveRepository.StoreKey { .init(table: table.qualifiedName, key: keyText, isAggregate: Table.holdsAggregates) }
+    @usableFromInline var tableName: String { table.qualifiedName }
+    @usableFromInline var storeKey: LiveRepository.StoreKey { .init(table: table.qualifiedName, key: keyText, isAggregate: Table.holdsAggregates) }
 
-    func isStale(afterChildChange change: Change) -> Bool? {
+    @usableFromInline func isStale(afterChildChange change: Change) -> Bool? {
         let (committed, state) = committed
         guard let version = Content.childVersion(forKey: change.key.description, in: committed.version) else { return nil }
         return state == .deleted || change.operation != .update || version != change.version
     }
 
-    func takeStreamed(_ changes: [(store: any AnyLiveStore, change: Change)]) -> [any AnyLiveStore] {
+    @usableFromInline func takeStreamed(_ changes: [(store: any AnyLiveStore, change: Change)]) -> [any AnyLiveStore] {
+        Self.takeStreamed(group: changes)
+    }
+
+    /// ``takeStreamed(_:)``, for ``StoreEngine``.
+    @inlinable
+    static func takeStreamed(group changes: [(store: any AnyLiveStore, change: Change)]) -> [any AnyLiveStore] {
         let typed = changes.compactMap { pair in (pair.store as? LiveStore<Table>).map { (store: $0, change: pair.change) } }
+        guard let first = typed.first?.store else { return [] }
         // Decoded outside the stores' locks, together, and only the rows stores will take.
         let taking = typed.filter { pair in pair.change.row.map { pair.store.takesStreamed(at: $0.position) } ?? false }
-        let decoded = table.committed(streamed: taking.compactMap(\.change.row))
+        let decoded = first.table.committed(streamed: taking.compactMap(\.change.row))
         var rows: [ObjectIdentifier: Committed<Content>] = [:]
         for (pair, row) in zip(taking, decoded) { rows[ObjectIdentifier(pair.store)] = row }
         var taken = 0
@@ -54,14 +62,20 @@ extension LiveStore: AnyLiveStore {
                 return outcome.stale ? store : nil
             }
         }
-        if taken > 0 { countStreamed(taken) }
+        if taken > 0 { first.countStreamed(taken) }
         return stale
     }
 
     /// Reads in batches of ``refreshBatchSize`` rows, a few batches at once on pooled
     /// connections: one batch's rows are decoded and applied while the next ones are read.
     /// Each batch is its own numbered read (each store is in one batch).
-    func refresh(_ stores: [any AnyLiveStore]) async throws {
+    @usableFromInline func refresh(_ stores: [any AnyLiveStore]) async throws {
+        try await Self.refresh(group: stores)
+    }
+
+    /// ``refresh(_:)``, for ``StoreEngine``.
+    @inlinable
+    static func refresh(group stores: [any AnyLiveStore]) async throws {
         let typed = stores.compactMap { $0 as? LiveStore<Table> }
         let batches = stride(from: 0, to: typed.count, by: Self.refreshBatchSize).map {
             Array(typed[$0..<min($0 + Self.refreshBatchSize, typed.count)])
@@ -77,12 +91,13 @@ extension LiveStore: AnyLiveStore {
     }
 
     /// The most rows one refresh statement reads.
-    static var refreshBatchSize: Int { 1000 }
+    @usableFromInline static var refreshBatchSize: Int { 1000 }
     /// How many refresh batches are read and applied at once.
-    static var concurrentRefreshBatches: Int { min(4, max(2, ProcessInfo.processInfo.activeProcessorCount)) }
+    @usableFromInline static var concurrentRefreshBatches: Int { min(4, max(2, ProcessInfo.processInfo.activeProcessorCount)) }
 
     /// One numbered read of `stores` (all of this type), applied.
-    private static func refresh(_ stores: [LiveStore<Table>]) async throws {
+    @inlinable
+    static func refresh(_ stores: [LiveStore<Table>]) async throws {
         guard let first = stores.first else { return }
         let number = await first.readNumber()
         let batch = try await first.table.readBatch(stores.map { $0.id })
@@ -90,18 +105,26 @@ extension LiveStore: AnyLiveStore {
         try apply(batch, to: stores, sequence: number)
     }
 
-    func refresh(_ stores: [any AnyLiveStore], using query: FeedQuery) throws {
+    @usableFromInline func refresh(_ stores: [any AnyLiveStore], using query: FeedQuery) throws {
+        try Self.refresh(group: stores, using: query)
+    }
+
+    /// ``refresh(_:using:)``, for ``StoreEngine``.
+    @inlinable
+    static func refresh(group stores: [any AnyLiveStore], using query: FeedQuery) throws {
         let typed = stores.compactMap { $0 as? LiveStore<Table> }
-        let number = sequenceNumber()
-        let batch = try table.readBatch(typed.map { $0.id }, using: query)
-        countReread(batch.rowCount)
-        try Self.apply(batch, to: typed, sequence: number)
+        guard let first = typed.first else { return }
+        let number = first.sequenceNumber()
+        let batch = try first.table.readBatch(typed.map { $0.id }, using: query)
+        first.countReread(batch.rowCount)
+        try apply(batch, to: typed, sequence: number)
     }
 
     /// Applies a read numbered `sequence` of `stores`' rows (``ReadBatch``, by position): a row at
     /// the version its store holds only confirms it; a store whose row did not come back was
     /// deleted. A row that does not decode leaves its store as it was, and is thrown once the
     /// others are applied.
+    @inlinable
     static func apply(_ batch: ReadBatch<Content>, to stores: [LiveStore<Table>], sequence: UInt64) throws {
         var failure: (any Error)?
         MemberBatch.run {
@@ -119,7 +142,7 @@ extension LiveStore: AnyLiveStore {
                         try store.applyRead(version: version, sequence: sequence) { try batch.decode(index) }
                     } catch var error as ColumnDecodingError {
                         // Of many rows, which one.
-                        error.row = store.keyText
+                        error.name(row: store.keyText)
                         failure = failure ?? error
                     } catch {
                         failure = failure ?? error

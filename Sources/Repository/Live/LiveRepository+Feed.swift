@@ -142,7 +142,7 @@ extension LiveRepository {
                 stale.append(store)
             }
         }
-        for group in streamed.values { stale += Self.takeStreamed(group) }
+        for group in streamed.values { stale += Self.takeStreamed(group, with: engine(for: group[0].store)) }
         return stale
     }
 
@@ -150,16 +150,16 @@ extension LiveRepository {
     /// the processors: each store is in one part (a batch holds one change per row), and the
     /// caller — the feed's own thread, never the cooperative pool — waits for every part, so a
     /// row's changes are still taken in the order the stream delivered them.
-    private static func takeStreamed(_ group: [(store: any AnyLiveStore, change: Change)]) -> [any AnyLiveStore] {
+    private static func takeStreamed(_ group: [(store: any AnyLiveStore, change: Change)], with engine: StoreEngine) -> [any AnyLiveStore] {
         let parts = group.count < streamedPartSize ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 4)
-        guard parts > 1 else { return group[0].store.takeStreamed(group) }
+        guard parts > 1 else { return engine.takeStreamed(StreamedGroup(group)).stores }
         let size = (group.count + parts - 1) / parts
         // Taken by each part once its stores are done, with no other lock held.
         let stale = Locked<[any AnyLiveStore]>([])
         DispatchQueue.concurrentPerform(iterations: parts) { part in
             let slice = Array(group[min(part * size, group.count)..<min((part + 1) * size, group.count)])
-            guard let first = slice.first else { return }
-            let found = first.store.takeStreamed(slice)
+            guard !slice.isEmpty else { return }
+            let found = engine.takeStreamed(StreamedGroup(slice)).stores
             stale.withLock { $0 += found }
         }
         return stale.withLock { $0 }
@@ -194,7 +194,7 @@ extension LiveRepository {
         let byType = Dictionary(grouping: stale) { ObjectIdentifier(type(of: $0)) }
         for group in byType.values {
             do {
-                try await group[0].refresh(group)
+                try await engine(for: group[0]).refresh(StoreGroup(group))
             } catch {
                 report(.refreshFailed(table: group[0].tableName, error))
             }
@@ -270,7 +270,7 @@ extension LiveRepository: ChangeFeedReader {
         }
         for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
             do {
-                try group[0].refresh(group, using: query)
+                try engine(for: group[0]).refreshOnFeed(StoreGroup(group), query)
             } catch where RereadRepair.mayPass(after: error) {
                 // The feed's connection, say: read through the pool instead, which reports what fails there.
                 scheduleRefresh(group)

@@ -83,6 +83,8 @@ public final class LiveRepository: Sendable {
     let isClosing = Locked(false)
     /// Each record type's table, resolved once.
     let tables = Locked<[ObjectIdentifier: any Sendable]>([:])
+    /// The engines of live stores' types, made where the types are known (see ``StoreEngine``).
+    let engines = Locked(StoreEngines())
     /// The tables held live, checked now and then for still being followed (see ``FollowWatch``).
     /// A leaf lock: nothing else is taken while it is held.
     let followed = Locked(FollowWatch())
@@ -102,7 +104,7 @@ public final class LiveRepository: Sendable {
     public var rowsFromStream: Int { reads.withLock { $0.streamed } }
 
     /// An entry of the identity map: a row, or an aggregate rooted at that row.
-    struct StoreKey: Hashable {
+    @usableFromInline struct StoreKey: Hashable, Sendable {
         let table: String
         let key: String
         var isAggregate = false
@@ -188,7 +190,15 @@ public final class LiveRepository: Sendable {
     ///   with ``LiveSchema/enable(_:on:)``, or not published with
     ///   ``LiveSchema/publish(_:on:publication:)`` when it follows logical replication), since the
     ///   value would never follow other processes; or the ``PostgresError``/``ColumnDecodingError`` of reading it.
+    @inlinable
     public func read<R: Record>(_ type: R.Type = R.self, id: R.ID) async throws -> Var<R> {
+        useEngine(.specialized(for: R.self))
+        return try await readRecord(type, id: id)
+    }
+
+    /// ``read(_:id:)``, once the engine of `R`'s stores is registered.
+    @usableFromInline
+    func readRecord<R: Record>(_ type: R.Type, id: R.ID) async throws -> Var<R> {
         let table = try await table(for: R.self)
         guard let lease = try await stores(table, ids: [id]).first else {
             throw LiveRecordError.notFound(table: table.qualifiedName, key: Self.keyText(id))
@@ -283,11 +293,22 @@ public final class LiveRepository: Sendable {
         }
         for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
             do {
-                try await group[0].refresh(group)
+                try await engine(for: group[0]).refresh(StoreGroup(group))
             } catch {
                 report(.refreshFailed(table: group[0].tableName, error))
             }
         }
+    }
+
+    /// Runs the stores of `engine`'s type with it, from now on (see ``StoreEngine``).
+    @usableFromInline
+    func useEngine(_ engine: StoreEngine) {
+        engines.withLock { $0.add(engine) }
+    }
+
+    /// The engine of `store`'s type (see ``StoreEngine``).
+    func engine(for store: any AnyLiveStore) -> StoreEngine {
+        engines.withLock { $0.engine(for: store) }
     }
 
     func table<R: Record>(for _: R.Type) async throws -> RecordTable<R> {

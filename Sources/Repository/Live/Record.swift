@@ -63,13 +63,13 @@ enum RecordKeyColumns {
 }
 
 /// A record's values by property, for change detection and merging.
-struct RecordColumns<R: Record> {
+@usableFromInline struct RecordColumns<R: Record> {
     /// Each property's column and value, in declaration order.
     let values: [(property: String, column: String, value: SQLValue)]
     /// The columns given an empty array of structs (see ``RowEncoder/encodeNotingEmptyArrays(_:)``).
     let emptyArrays: Set<String>
 
-    init(_ record: R) throws {
+    @usableFromInline init(_ record: R) throws {
         let naming = R.columnNaming
         let (columns, emptyArrays) = try RowEncoder(naming: .exact).encodeNotingEmptyArrays(record)
         values = columns.map { entry in (entry.column, naming.columnName(entry.column), entry.value) }
@@ -81,7 +81,7 @@ struct RecordColumns<R: Record> {
     static var managedColumns: Set<String> { RecordKeyColumns.of(R.self) }
 
     /// The properties whose values differ from `other`'s.
-    func changedProperties(since other: RecordColumns<R>) -> Set<String> {
+    @usableFromInline func changedProperties(since other: RecordColumns<R>) -> Set<String> {
         let before = Dictionary(other.values.map { ($0.property, $0.value) }, uniquingKeysWith: { first, _ in first })
         return Set(values.filter { before[$0.property] != $0.value }.map(\.property))
     }

@@ -1,14 +1,14 @@
 extension RecordTable {
     /// The rows with these keys, each with its version and the position of its key, decoded
     /// only when asked: a store that holds a row at the version read does not decode it.
-    func readBatch(_ ids: [R.ID]) async throws -> ReadBatch<RecordContent<R>> {
+    @usableFromInline func readBatch(_ ids: [R.ID]) async throws -> ReadBatch<RecordContent<R>> {
         var results: [QueryResult] = []
         for (sql, parameters) in try batchSelects(ids) { results.append(try await database.query(sql, parameters)) }
         return try batch(of: results, count: ids.count)
     }
 
     /// The same, through `query` (the change feed's connection, on its own thread).
-    func readBatch(_ ids: [R.ID], using query: FeedQuery) throws -> ReadBatch<RecordContent<R>> {
+    @usableFromInline func readBatch(_ ids: [R.ID], using query: FeedQuery) throws -> ReadBatch<RecordContent<R>> {
         try batch(of: batchSelects(ids).map { try query($0, $1) }, count: ids.count)
     }
 

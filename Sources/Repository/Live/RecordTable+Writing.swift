@@ -36,7 +36,7 @@ extension RecordTable {
     /// One `UPDATE … SET <the written fields> WHERE <key> = $1 AND xmin = $2 RETURNING *`: on
     /// its own, pipelined with other writes, or — when the server may store something else (see
     /// ``StoredRewrites``) — in a transaction that commits only once the row it returns decodes.
-    func write(_ write: SyncState<RecordContent<R>>.Write, id: R.ID) async throws -> WriteOutcome<RecordContent<R>> {
+    @usableFromInline func write(_ write: SyncState<RecordContent<R>>.Write, id: R.ID) async throws -> WriteOutcome<RecordContent<R>> {
         guard !write.fields.isEmpty else { return .unchanged }
         let (sql, parameters) = try updateStatement(write.snapshot, id: id, properties: write.fields, expectedVersion: write.base.version)
         if try mayStoreOtherwise(write) {

@@ -1,11 +1,12 @@
 /// The SQL a live repository runs for one record type.
+@usableFromInline
 struct RecordTable<R: Record>: Sendable {
     let database: Database
     /// Counts queries and rows read, for monitoring and benchmarks.
     let reads: Locked<ReadCount>?
     /// The schema-qualified name, as change announcements spell it (`public.people`; the
     /// schema and the name are the catalog's, and either may hold dots).
-    let qualifiedName: String
+    @usableFromInline let qualifiedName: String
     /// The name for SQL text: schema and table quoted one by one.
     let quoted: String
     /// The table's primary key.
@@ -131,13 +132,13 @@ struct RecordTable<R: Record>: Sendable {
 }
 
 extension RecordTable: LiveTable {
-    static var holdsAggregates: Bool { false }
+    @usableFromInline static var holdsAggregates: Bool { false }
 
-    func read(_ ids: [R.ID]) async throws -> [(id: R.ID, committed: Committed<RecordContent<R>>)] {
+    @usableFromInline func read(_ ids: [R.ID]) async throws -> [(id: R.ID, committed: Committed<RecordContent<R>>)] {
         try await fetch(ids).map { ($0.record.id, Committed(value: $0.record, version: $0.version)) }
     }
 
-    func read(_ ids: [R.ID], using query: FeedQuery) throws -> [(id: R.ID, committed: Committed<RecordContent<R>>)] {
+    @usableFromInline func read(_ ids: [R.ID], using query: FeedQuery) throws -> [(id: R.ID, committed: Committed<RecordContent<R>>)] {
         try fetch(ids, using: query).map { ($0.record.id, Committed(value: $0.record, version: $0.version)) }
     }
 
@@ -145,7 +146,7 @@ extension RecordTable: LiveTable {
     /// nil for a row of other columns than a read returns (see ``streamColumns``), or one that
     /// does not decode (it is read instead, and a row that does not fit is reported as reads
     /// report it).
-    func committed(streamed rows: [StreamedRow]) -> [Committed<RecordContent<R>>?] {
+    @usableFromInline func committed(streamed rows: [StreamedRow]) -> [Committed<RecordContent<R>>?] {
         var decoded: [Committed<RecordContent<R>>?] = []
         decoded.reserveCapacity(rows.count)
         var start = rows.startIndex

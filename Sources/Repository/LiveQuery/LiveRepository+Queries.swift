@@ -26,9 +26,19 @@ extension LiveRepository {
     /// - Returns: A `Var` whose elements are live handles: `result[id: x]` writes through like
     ///   `read(_:id:)`. Elements join and leave only through the database; adding, removing
     ///   or moving one in the result is undone and reported (``LiveRecordError/membershipIsReadOnly(table:)``).
+    @inlinable
     public func readAll<R: Record & Equatable>(
         _ type: R.Type = R.self, where condition: String? = nil, parameters: [any SQLValueConvertible] = [],
         orderBy: [SortKey<R>] = []
+    ) async throws -> Var<IdentifiedArrayOf<R>> where R.ID: Comparable {
+        useEngine(.specialized(for: R.self))
+        return try await readAllRecords(type, where: condition, parameters: parameters, orderBy: orderBy)
+    }
+
+    /// ``readAll(_:where:parameters:orderBy:)``, once the engine of `R`'s stores is registered.
+    @usableFromInline
+    func readAllRecords<R: Record & Equatable>(
+        _ type: R.Type, where condition: String?, parameters: [any SQLValueConvertible], orderBy: [SortKey<R>]
     ) async throws -> Var<IdentifiedArrayOf<R>> where R.ID: Comparable {
         let table = try await table(for: R.self)
         let predicate = try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue))

@@ -10,7 +10,7 @@ import Foundation
 /// A thread's mark, like ``QueryHandOver``'s: the batch never suspends, and an update another
 /// thread delivers meanwhile reaches its query at once, as without a batch. Deferring is safe
 /// because a query shows what its member stores hold when it is told, not the update's value.
-enum MemberBatch {
+@usableFromInline enum MemberBatch {
     /// What one batch collected for its queries, in the order they were first concerned.
     private final class Collected {
         var flushes: [ObjectIdentifier: any Flushing] = [:]
@@ -25,7 +25,7 @@ enum MemberBatch {
 
     /// Runs `body` as one batch (inside another batch: as part of it), then tells each query
     /// concerned of its members that changed, once.
-    static func run<T>(_ body: () throws -> T) rethrows -> T {
+    @usableFromInline static func run<T>(_ body: () throws -> T) rethrows -> T {
         guard pthread_getspecific(key) == nil else { return try body() }
         let collected = Collected()
         let retained = Unmanaged.passRetained(collected)

@@ -7,7 +7,7 @@ import Foundation
 /// make meanwhile still reach the query. A thread's mark, not a task's: a task started
 /// meanwhile (a store's write loop) must not inherit it, and the hand-over never suspends, so
 /// nothing else runs on the thread while the mark is set.
-enum QueryHandOver {
+@usableFromInline enum QueryHandOver {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key left")
@@ -23,7 +23,7 @@ enum QueryHandOver {
     }
 
     /// The query whose hand-over the current thread runs (see ``Observer/member``).
-    static var current: ObjectIdentifier? {
+    @usableFromInline static var current: ObjectIdentifier? {
         // The query is alive: the thread is inside its `run(by:_:)`.
         pthread_getspecific(key).map { ObjectIdentifier(Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue()) }
     }

@@ -25,6 +25,10 @@ public struct ColumnDecodingError: Error, Sendable, CustomStringConvertible {
     /// The row's key, as the identity map names it, when a live value's re-read row did not decode.
     public internal(set) var row: String?
 
+    /// Names the row whose column this is (see ``row``).
+    @usableFromInline
+    mutating func name(row key: String) { row = key }
+
     init(column: String, swiftType: Any.Type, postgresType: PostgresType?, reason: Reason) {
         self.column = column
         self.swiftType = swiftType == CellDecoder.SomeArray.self ? "array" : String(describing: swiftType)

@@ -1,4 +1,5 @@
 /// One independently writable part of an aggregate.
+@usableFromInline
 enum AggregateField<ChildID: Hashable & Sendable>: Hashable, Sendable {
     /// A property of the root row.
     case root(String)
@@ -11,6 +12,7 @@ enum AggregateField<ChildID: Hashable & Sendable>: Hashable, Sendable {
 }
 
 /// The versions of an aggregate's rows: the root's and each child's.
+@usableFromInline
 struct AggregateVersion<ChildID: Hashable & Sendable>: Equatable, Sendable {
     var root: Int64
     var children: [ChildID: Int64]
@@ -19,11 +21,12 @@ struct AggregateVersion<ChildID: Hashable & Sendable>: Equatable, Sendable {
 /// An aggregate as the sync engine sees it: root columns, child columns, which children
 /// exist, and their order — each edited, compared and carried over on its own, so that
 /// two processes appending children, or editing different rows, both keep their changes.
+@usableFromInline
 enum AggregateContent<A: Aggregate>: SyncContent {
-    typealias Field = AggregateField<A.Child.ID>
-    typealias Version = AggregateVersion<A.Child.ID>
+    @usableFromInline typealias Field = AggregateField<A.Child.ID>
+    @usableFromInline typealias Version = AggregateVersion<A.Child.ID>
 
-    static func fields(changedFrom old: A, to new: A) throws -> Set<Field> {
+    @usableFromInline static func fields(changedFrom old: A, to new: A) throws -> Set<Field> {
         var fields = Set(try RecordContent<A.Root>.fields(changedFrom: old.root, to: new.root).map(Field.root))
         let before = children(of: old)
         let after = children(of: new)
@@ -42,7 +45,7 @@ enum AggregateContent<A: Aggregate>: SyncContent {
         return fields
     }
 
-    static func differing(_ a: A, _ b: A, among fields: Set<Field>) -> Set<Field> {
+    @usableFromInline static func differing(_ a: A, _ b: A, among fields: Set<Field>) -> Set<Field> {
         var differing = Set<Field>()
         var rootProperties = Set<String>()
         var childProperties: [A.Child.ID: Set<String>] = [:]
@@ -71,7 +74,7 @@ enum AggregateContent<A: Aggregate>: SyncContent {
         return differing
     }
 
-    static func replacing(_ fields: Set<Field>, in target: A, from source: A) throws -> A {
+    @usableFromInline static func replacing(_ fields: Set<Field>, in target: A, from source: A) throws -> A {
         guard !fields.isEmpty else { return target }
         let sourceChildren = children(of: source)
         var rootProperties = Set<String>()
@@ -104,7 +107,7 @@ enum AggregateContent<A: Aggregate>: SyncContent {
 
     /// Whether the two differ as the database holds them: each row compared as
     /// ``RecordContent/differs(_:_:)`` compares records (`==` cannot tell).
-    static func differs(_ a: A, _ b: A) -> Bool {
+    @usableFromInline static func differs(_ a: A, _ b: A) -> Bool {
         if isBitwiseIdentical(a, b) { return false }
         guard a.children.map(\.id) == b.children.map(\.id) else { return true }
         return RecordContent<A.Root>.differs(a.root, b.root) || zip(a.children, b.children).contains { RecordContent<A.Child>.differs($0, $1) }
@@ -112,22 +115,22 @@ enum AggregateContent<A: Aggregate>: SyncContent {
 
     /// Two aggregates as read that `==` tells apart, each equal to itself (no NaN), differ as
     /// stored (see ``RecordContent/differsAsRead(_:_:)``); the rest go through ``differs(_:_:)``.
-    static func differsAsRead(_ a: A, _ b: A) -> Bool {
+    @usableFromInline static func differsAsRead(_ a: A, _ b: A) -> Bool {
         if a != b && a == a && b == b { return true }
         return differs(a, b)
     }
 
-    static func rowVersion(_ version: Version) -> Int64 { version.root }
+    @usableFromInline static func rowVersion(_ version: Version) -> Int64 { version.root }
 
-    static func rowVersions(_ committed: Committed<Self>) -> [Int64] {
+    @usableFromInline static func rowVersions(_ committed: Committed<Self>) -> [Int64] {
         [committed.version.root] + committed.value.children.compactMap { committed.version.children[$0.id] }
     }
 
-    static func childVersion(forKey key: String, in version: Version) -> Int64? {
+    @usableFromInline static func childVersion(forKey key: String, in version: Version) -> Int64? {
         version.children.first { LiveRepository.keyText($0.key) == key }?.value
     }
 
-    static func name(of field: Field) -> String {
+    @usableFromInline static func name(of field: Field) -> String {
         switch field {
         case .root(let property): RecordContent<A.Root>.name(of: property)
         case .child(let id, let property): "\(A.Child.tableName)[\(id)].\(RecordContent<A.Child>.name(of: property))"
@@ -138,7 +141,7 @@ enum AggregateContent<A: Aggregate>: SyncContent {
 
     /// Each field by ``name(of:)``, but an edited column of a child that `theirs` no longer has
     /// by the child, once: what conflicts is its removal, not the column.
-    static func conflictNames(_ fields: Set<Field>, theirs: A) -> [String] {
+    @usableFromInline static func conflictNames(_ fields: Set<Field>, theirs: A) -> [String] {
         let present = Set(theirs.children.map(\.id))
         return Set(fields.map { field in
             guard case .child(let id, _) = field, !present.contains(id) else { return name(of: field) }

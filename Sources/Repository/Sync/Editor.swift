@@ -1,6 +1,7 @@
 /// Who made a local edit, or called `save()`: the task it ran in (nil outside any task). A
 /// `save()` throws the failure of an edit its own task made before it, also after other
 /// tasks' `save()` calls threw that failure (see ``SaveLedger``).
+@usableFromInline
 struct Editor: Hashable, Sendable {
     private let task: Int
 
@@ -17,7 +18,7 @@ struct Editor: Hashable, Sendable {
 
 /// The tasks behind some local edits, each with the first and last of them (by count) that it
 /// made or carried.
-typealias EditorEdits = [Editor: ClosedRange<UInt64>]
+@usableFromInline typealias EditorEdits = [Editor: ClosedRange<UInt64>]
 
 extension EditorEdits {
     /// `editor` made (or carried) edit number `edit` too.

@@ -5,23 +5,24 @@
 /// any `Var` onto the value, a write's outcome, a read's result. The transition's effects —
 /// telling observers, waking `save()` callers, starting the write loop, reporting errors —
 /// run after the lock is released.
+@usableFromInline
 final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     // @unchecked: the save() waiters and the lease are only touched under `waiters`' lock; the
     // state lives in `cell`, behind its lock; the rest is immutable.
-    typealias Content = Table.Content
+    @usableFromInline typealias Content = Table.Content
     typealias Value = Content.Value
 
-    let id: Table.ID
-    let table: Table
-    let keyText: String
-    private let sequence: ReadSequence
+    @usableFromInline let id: Table.ID
+    @usableFromInline let table: Table
+    @usableFromInline let keyText: String
+    @usableFromInline let sequence: ReadSequence
     private let report: @Sendable (LiveRecordError) -> Void
     private let metrics: LiveMetrics
     private let reads: Locked<ReadCount>
     private let database: Database
     /// Told each newly committed state (aggregates keep their child routes current with it).
-    private let committedChanged: (@Sendable (Committed<Content>) -> Void)?
-    private let cell: ObservedState<SyncState<Content>>
+    @usableFromInline let committedChanged: (@Sendable (Committed<Content>) -> Void)?
+    @usableFromInline let cell: ObservedState<SyncState<Content>>
     private let waiters = Locked(Waiters())
 
     /// What is kept apart from the state, under a lock of its own.
@@ -57,7 +58,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
         Var(root: cell, modify: modify, persistence: lease)
     }
 
-    var state: LiveState { cell.inspect { $0.lifecycle } }
+    @usableFromInline var state: LiveState { cell.inspect { $0.lifecycle } }
     /// The committed value and version, and whether the row exists.
     var committed: (Committed<Content>, LiveState) { cell.inspect { ($0.committed, $0.lifecycle) } }
     /// The value handles show.
@@ -107,7 +108,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     /// Waits until every edit made before it is settled, and throws a failure
     /// (see ``SaveLedger`` for which calls throw which); cancelling the task stops the
     /// wait (with `CancellationError`), not the writes.
-    func save() async throws {
+    @usableFromInline func save() async throws {
         try await awaitSave(enrolSave())
     }
 
@@ -151,7 +152,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     // MARK: - Transitions
 
     /// Runs one transition under the lock, then its effects.
-    private func transition(_ body: (inout SyncState<Content>) -> SyncEffects) {
+    @inlinable func transition(_ body: (inout SyncState<Content>) -> SyncEffects) {
         guard let committedChanged else {
             return perform(cell.transition { sync in
                 let effects = body(&sync)
@@ -169,7 +170,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
         perform(effects)
     }
 
-    private func perform(_ effects: SyncEffects) {
+    @usableFromInline func perform(_ effects: SyncEffects) {
         for error in effects.reports { report(error) }
         if !effects.wake.isEmpty {
             let resumed = waiters.withLock { $0.saves.wake(effects.wake) }
@@ -187,22 +188,22 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     }
 
     /// Numbers a read about to start on the change feed's thread (see ``ReadSequence/next()``).
-    func sequenceNumber() -> UInt64 { sequence.next() }
+    @usableFromInline func sequenceNumber() -> UInt64 { sequence.next() }
 
     /// Numbers a read about to start anywhere else (see ``ReadSequence/nextRead()``).
-    func readNumber() async -> UInt64 { await sequence.nextRead() }
+    @usableFromInline func readNumber() async -> UInt64 { await sequence.nextRead() }
 
     /// Counts rows re-read for metrics.
-    func countReread(_ rows: Int) { metrics.rowsReread.increment(by: rows) }
+    @usableFromInline func countReread(_ rows: Int) { metrics.rowsReread.increment(by: rows) }
 
     /// Whether this announcement of the value's own row (an aggregate's root) means it must be
     /// read (see ``SyncState/announced(_:version:)``).
-    func isStale(after change: Change) -> Bool {
+    @usableFromInline func isStale(after change: Change) -> Bool {
         cell.update { $0.announced(change.operation, version: change.version) }
     }
 
     /// Whether the row the stream delivered at `position` would be taken now.
-    func takesStreamed(at position: StreamedVersion) -> Bool {
+    @inlinable func takesStreamed(at position: StreamedVersion) -> Bool {
         cell.inspect { $0.takesStreamed(at: position) }
     }
 
@@ -211,7 +212,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     /// otherwise whether the row must be read. Taken, the row is numbered `number` — a number
     /// drawn once the stream had delivered it (by default, now), so that a read started later
     /// prevails, and an applied one refuses it.
-    func streamed(_ change: Change, row: Committed<Content>?, numbered number: UInt64? = nil) -> (stale: Bool, taken: Bool) {
+    @inlinable func streamed(_ change: Change, row: Committed<Content>?, numbered number: UInt64? = nil) -> (stale: Bool, taken: Bool) {
         var outcome = (stale: false, taken: false)
         transition { sync in
             let next = sync.streamed(change.operation, version: change.version, at: change.row?.position, row: row, sequence: number ?? sequence.next())
@@ -222,13 +223,13 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     }
 
     /// Counts rows taken from the stream (after their transitions: no store's lock is held).
-    func countStreamed(_ rows: Int) {
+    @usableFromInline func countStreamed(_ rows: Int) {
         metrics.rowsStreamed.increment(by: rows)
         reads.withLock { $0.streamed += rows }
     }
 
     /// Applies a read that started as number `sequence` (nil: the row is gone).
-    func applyRead(_ row: Committed<Content>?, sequence: UInt64) {
+    @inlinable func applyRead(_ row: Committed<Content>?, sequence: UInt64) {
         transition { $0.applyRead(row, sequence: sequence) }
     }
 
@@ -238,7 +239,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     /// is applied. `decode` runs the user's `init(from:)`, so it runs outside the store's lock
     /// (it may read live values). A row that does not decode leaves the store as it was, and
     /// is thrown.
-    func applyRead(version: Content.Version, sequence: UInt64, decode: () throws -> Committed<Content>) throws {
+    @inlinable func applyRead(version: Content.Version, sequence: UInt64, decode: () throws -> Committed<Content>) throws {
         // An aggregate tells of each newly committed state (``transition(_:)``): always applied.
         if committedChanged == nil, let effects = cell.update({ $0.confirmRead(version: version, sequence: sequence) }) {
             if !effects.isNothing { perform(effects) }

@@ -1,5 +1,6 @@
 /// The SQL side of one kind of live value: reading values by id and writing a
 /// ``SyncState/Write``. ``LiveStore`` runs the same engine over any of them.
+@usableFromInline
 protocol LiveTable<Content>: Sendable {
     associatedtype Content: SyncContent
     associatedtype ID: Hashable & Sendable & Encodable
@@ -30,19 +31,21 @@ protocol LiveTable<Content>: Sendable {
 }
 
 extension LiveTable {
-    func readBatch(_ ids: [ID]) async throws -> ReadBatch<Content> {
+    @usableFromInline func readBatch(_ ids: [ID]) async throws -> ReadBatch<Content> {
         try ReadBatch(ids, decoded: await read(ids), table: qualifiedName)
     }
 
-    func readBatch(_ ids: [ID], using query: FeedQuery) throws -> ReadBatch<Content> {
+    @usableFromInline func readBatch(_ ids: [ID], using query: FeedQuery) throws -> ReadBatch<Content> {
         try ReadBatch(ids, decoded: read(ids, using: query), table: qualifiedName)
     }
 }
 
 /// Runs one statement on the change feed's connection (valid only during the feed's callback).
+@usableFromInline
 typealias FeedQuery = (String, [SQLValue]) throws -> QueryResult
 
 /// How a write went.
+@usableFromInline
 enum WriteOutcome<Content: SyncContent> {
     /// Committed; this is the state it produced.
     case written(Committed<Content>)

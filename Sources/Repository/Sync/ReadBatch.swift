@@ -2,20 +2,21 @@
 /// asked: a record's row with its version, decoded only when asked — a store that holds the
 /// row at that version needs no decoding (see ``SyncState/confirmRead(version:sequence:)``) —;
 /// an aggregate's value, decoded; or nothing (no row: deleted).
+@usableFromInline
 struct ReadBatch<Content: SyncContent> {
     /// One id's row.
-    enum Found {
+    @usableFromInline enum Found {
         /// Row `index` of the read, at `version`: ``decode(_:)`` makes it a value.
         case row(_ index: Int, version: Content.Version)
         case decoded(Committed<Content>)
     }
 
     /// One for each id, in the order asked; nil where no row came back.
-    let found: [Found?]
+    @usableFromInline let found: [Found?]
     /// How many rows came back.
-    let rowCount: Int
+    @usableFromInline let rowCount: Int
     /// Decodes row `index` of a ``Found/row(_:version:)``.
-    let decode: (_ index: Int) throws -> Committed<Content>
+    @usableFromInline let decode: (_ index: Int) throws -> Committed<Content>
 
     init(found: [Found?], rowCount: Int, decode: @escaping (_ index: Int) throws -> Committed<Content>) {
         (self.found, self.rowCount, self.decode) = (found, rowCount, decode)

@@ -8,6 +8,7 @@ import Synchronization
 /// number once the feed has waited for the commits to be visible, so a read numbered after such
 /// a row saw it. (Should that wait fail, the reads go ahead all the same, and the feed's next
 /// session delivers the batch again, since it was not confirmed.)
+@usableFromInline
 final class ReadSequence: Sendable {
     private let counter = Atomic<UInt64>(0)
     /// How many holds are in place, and the reads waiting for their number. A leaf lock: taken
@@ -21,7 +22,7 @@ final class ReadSequence: Sendable {
     /// The next number; every call gets a higher one. For what is numbered as it arrives (a
     /// write's result, a streamed row) and reads on the change feed's thread, which start only
     /// once the feed's changes are visible.
-    func next() -> UInt64 {
+    @usableFromInline func next() -> UInt64 {
         counter.add(1, ordering: .sequentiallyConsistent).newValue
     }
 

@@ -12,6 +12,7 @@
 ///
 /// The failures a call covers but does not throw — its task's others, and other tasks' it
 /// closes — are on `errors` only.
+@usableFromInline
 struct SaveLedger {
     /// A failure, and the local edits (by count) it undid.
     struct Failure {
@@ -30,7 +31,7 @@ struct SaveLedger {
     private var waiters: [(ticket: Int, through: UInt64, editor: Editor?)] = []
     private var failures: [Failure] = []
 
-    var hasWaiters: Bool { !waiters.isEmpty }
+    @usableFromInline var hasWaiters: Bool { !waiters.isEmpty }
 
     /// A call by `editor` with `ticket`, made after `through` edits.
     mutating func wait(_ ticket: Int, through: UInt64, editor: Editor?) {
@@ -43,13 +44,13 @@ struct SaveLedger {
     }
 
     /// The `lost` edits failed with `error`.
-    mutating func record(_ error: LiveRecordError, _ lost: LostEdits) {
+    @usableFromInline mutating func record(_ error: LiveRecordError, _ lost: LostEdits) {
         failures.append(Failure(error: error, edits: lost.range, editors: lost.editors))
     }
 
     /// The calls whose edits are all settled once `settled` edits are, each with what it
     /// throws; they wait no more.
-    mutating func wake(settled: UInt64) -> [(ticket: Int, failure: LiveRecordError?)] {
+    @usableFromInline mutating func wake(settled: UInt64) -> [(ticket: Int, failure: LiveRecordError?)] {
         let ready = waiters.filter { $0.through <= settled }
         guard !ready.isEmpty else { return [] }
         waiters.removeAll { $0.through <= settled }
@@ -88,11 +89,14 @@ struct SaveLedger {
 }
 
 /// Local edits lost together: the first and last (by count), and the tasks that made or carried them.
+@usableFromInline
 struct LostEdits {
-    var range: ClosedRange<UInt64>
-    var editors: EditorEdits
+    @usableFromInline var range: ClosedRange<UInt64>
+    @usableFromInline var editors: EditorEdits
 
-    func merging(_ other: LostEdits) -> LostEdits {
+    @usableFromInline init(range: ClosedRange<UInt64>, editors: EditorEdits) { (self.range, self.editors) = (range, editors) }
+
+    @usableFromInline func merging(_ other: LostEdits) -> LostEdits {
         LostEdits(range: min(range.lowerBound, other.range.lowerBound)...max(range.upperBound, other.range.upperBound),
                   editors: editors.union(other.editors))
     }

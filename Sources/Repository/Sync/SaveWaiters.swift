@@ -4,6 +4,7 @@
 /// A call is resumed exactly once: at once when its edits were settled before it waited, when
 /// the sync state wakes it, or when its task is cancelled — whichever comes first. `Waiter` is
 /// what resumes it (a continuation; anything in tests).
+@usableFromInline
 struct SaveWaiters<Waiter> {
     private enum Entry {
         case enrolled

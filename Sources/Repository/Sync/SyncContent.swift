@@ -5,6 +5,7 @@
 /// The engine never diffs against a base that may have moved: it records which fields an edit
 /// changed when the edit is made, and later carries exactly those fields over newer committed
 /// values.
+@usableFromInline
 protocol SyncContent {
     /// What handles hold.
     associatedtype Value: Sendable
@@ -42,39 +43,47 @@ protocol SyncContent {
 }
 
 extension SyncContent {
-    static func childVersion(forKey key: String, in version: Version) -> Int64? { nil }
+    @usableFromInline static func childVersion(forKey key: String, in version: Version) -> Int64? { nil }
     static func differsAsRead(_ a: Value, _ b: Value) -> Bool { differs(a, b) }
-    static func conflictNames(_ fields: Set<Field>, theirs: Value) -> [String] { fields.map(name).sorted() }
+    @usableFromInline static func conflictNames(_ fields: Set<Field>, theirs: Value) -> [String] { fields.map(name).sorted() }
 }
 
 extension SyncContent where Version == Int64 {
     /// One row, one version (records).
-    static func rowVersions(_ committed: Committed<Self>) -> [Int64] { [committed.version] }
+    @usableFromInline static func rowVersions(_ committed: Committed<Self>) -> [Int64] { [committed.version] }
 }
 
 /// A committed state: a value as the database holds it, with its version.
+@usableFromInline
 struct Committed<Content: SyncContent>: Sendable {
-    var value: Content.Value
-    var version: Content.Version
+    @usableFromInline var value: Content.Value
+    @usableFromInline var version: Content.Version
 }
 
 /// What a transition of ``SyncState`` asks its owner to do, outside the lock.
+@usableFromInline
 struct SyncEffects: Sendable {
     /// Tell observers the value changed, on behalf of this author.
-    var publish: Author?
+    @usableFromInline var publish: Author?
     /// Start the write loop (none is running).
-    var startWriting = false
+    @usableFromInline var startWriting = false
     /// Read the row again: a read was skipped that may have been newer.
-    var reread = false
+    @usableFromInline var reread = false
     /// For the `errors` stream: every failure, and conflicts settled in our favour.
-    var reports: [LiveRecordError] = []
+    @usableFromInline var reports: [LiveRecordError] = []
     /// `save()` callers to resume, with what they throw.
-    var wake: [(ticket: Int, failure: LiveRecordError?)] = []
+    @usableFromInline var wake: [(ticket: Int, failure: LiveRecordError?)] = []
+
+    @usableFromInline
+    init(publish: Author? = nil, startWriting: Bool = false, reread: Bool = false, reports: [LiveRecordError] = [],
+         wake: [(ticket: Int, failure: LiveRecordError?)] = []) {
+        (self.publish, self.startWriting, self.reread, self.reports, self.wake) = (publish, startWriting, reread, reports, wake)
+    }
 
     /// Asks for nothing.
-    var isNothing: Bool { publish == nil && !startWriting && !reread && reports.isEmpty && wake.isEmpty }
+    @usableFromInline var isNothing: Bool { publish == nil && !startWriting && !reread && reports.isEmpty && wake.isEmpty }
 
-    static func + (lhs: SyncEffects, rhs: SyncEffects) -> SyncEffects {
+    @usableFromInline static func + (lhs: SyncEffects, rhs: SyncEffects) -> SyncEffects {
         if rhs.isNothing { return lhs }
         if lhs.isNothing { return rhs }
         return SyncEffects(publish: rhs.publish ?? lhs.publish, startWriting: lhs.startWriting || rhs.startWriting,

@@ -6,7 +6,7 @@ extension SyncState {
     /// the row is read unless every update announced meanwhile was to the version the state
     /// then holds (see ``settlingHeldAnnouncement(_:)``) — the write's own announcement, and
     /// nothing else.
-    mutating func announced(_ operation: Change.Operation, version: Int64) -> Bool {
+    @usableFromInline mutating func announced(_ operation: Change.Operation, version: Int64) -> Bool {
         guard lifecycle == .live, operation == .update else { return true }
         if Content.rowVersion(committed.version) == version { return false }
         guard hasInFlight, !inFlightIsAbandoned else { return true }
@@ -32,6 +32,7 @@ extension SyncState {
 }
 
 /// The updates announced while a write was under way, held until it settles.
+@usableFromInline
 enum HeldAnnouncement: Equatable {
     /// All to this version.
     case version(Int64)

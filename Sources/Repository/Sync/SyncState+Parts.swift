@@ -4,9 +4,9 @@ extension SyncState {
     /// A local edit of one field not yet written: the value it was made on, the number of the
     /// last read started before it (a read numbered higher started after the edit), the first
     /// and last local edits (by count) it carries, and the tasks that made them.
-    struct Edit: Sendable {
-        var base: Value
-        var since: UInt64
+    @usableFromInline struct Edit: Sendable {
+        @usableFromInline var base: Value
+        @usableFromInline var since: UInt64
         var edits: ClosedRange<UInt64>
         var editors: EditorEdits
 
@@ -19,8 +19,8 @@ extension SyncState {
 
     /// A write under way: the fields it sets, the value it takes them from, the committed
     /// state it expects, and the last local edit it carries.
-    struct Write: Sendable {
-        let fields: Set<Field>
+    @usableFromInline struct Write: Sendable {
+        @usableFromInline let fields: Set<Field>
         let snapshot: Value
         let base: Committed<Content>
         /// Each field's edit.
@@ -35,19 +35,19 @@ extension SyncState {
 }
 
 extension SyncState: ValueHolding {
-    var root: Value { value }
+    @usableFromInline var root: Value { value }
 
     /// The fields this process has edited that the database does not hold yet.
     /// Whether edits made here are pending or being written (an abandoned write's are not).
-    var hasLocalEdits: Bool { hasPending || (hasInFlight && !inFlightIsAbandoned) }
+    @usableFromInline var hasLocalEdits: Bool { hasPending || (hasInFlight && !inFlightIsAbandoned) }
 
-    var localFields: Set<Field> {
+    @usableFromInline var localFields: Set<Field> {
         guard let inFlight, !inFlightIsAbandoned else { return Set(pending.keys) }
         return Set(pending.keys).union(inFlight.fields)
     }
 
     /// The local edits that the edits of `fields` carry; the latest when none is known.
-    func lostEdits(of fields: Set<Field>) -> LostEdits {
+    @usableFromInline func lostEdits(of fields: Set<Field>) -> LostEdits {
         let writing = inFlightIsAbandoned ? nil : inFlight  // an abandoned write's edits were reported lost already
         let carried = fields.flatMap { field in [pending[field], writing?.edits[field]].compactMap { $0 } }
         return LostEdits(range: (carried.map(\.edits.lowerBound).min() ?? edits)...(carried.map(\.edits.upperBound).max() ?? edits),
@@ -55,12 +55,12 @@ extension SyncState: ValueHolding {
     }
 
     /// The conflict of `fields` between our value and theirs, as reported.
-    func conflictError(_ fields: Set<Field>, ours: Value, theirs: Value) -> LiveRecordError {
+    @usableFromInline func conflictError(_ fields: Set<Field>, ours: Value, theirs: Value) -> LiveRecordError {
         .conflict(table: table, key: key, columns: Content.conflictNames(fields, theirs: theirs), ours: ours, theirs: theirs, policy: policy)
     }
 
     /// `row` with this process's unsaved edits on top, exactly (see ``SyncContent/replacing(_:in:from:)``).
-    func overlayingLocalEdits(on row: Value) throws -> Value {
+    @inlinable func overlayingLocalEdits(on row: Value) throws -> Value {
         if !hasLocalEdits { return row }
         let local = localFields
         return local.isEmpty ? row : try Content.replacing(local, in: row, from: value)

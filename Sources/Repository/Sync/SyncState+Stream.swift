@@ -9,7 +9,7 @@
 /// the versions are compared, and the row is read when they differ. A row is never moved back.
 extension SyncState {
     /// Whether the row the stream delivers at `position` would be taken (to decode it only then).
-    func takesStreamed(at position: StreamedVersion) -> Bool {
+    @inlinable func takesStreamed(at position: StreamedVersion) -> Bool {
         lifecycle == .live && !hasInFlight && position.version != 0
             && streamed == StreamedVersion(epoch: position.epoch, version: Content.rowVersion(committed.version))
     }
@@ -18,7 +18,7 @@ extension SyncState {
     /// (nil `row`: it carried one that does not decode here). Taken, the row is numbered
     /// `sequence`, which must be newer than every read applied so far; otherwise, whether the
     /// row must be read.
-    mutating func streamed(_ operation: Change.Operation, version: Int64, at position: StreamedVersion?, row: Committed<Content>?,
+    @inlinable mutating func streamed(_ operation: Change.Operation, version: Int64, at position: StreamedVersion?, row: Committed<Content>?,
                            sequence: UInt64) -> (stale: Bool, taken: Bool, effects: SyncEffects) {
         guard let position else { return (announced(operation, version: version), false, SyncEffects()) }
         let takes = takesStreamed(at: position)
@@ -31,7 +31,10 @@ extension SyncState {
 
 /// A row's version as the replication stream delivered it, and which slot's stream that was
 /// (see ``StreamedRow/epoch``).
+@usableFromInline
 struct StreamedVersion: Equatable, Sendable {
-    let epoch: UInt64
-    let version: Int64
+    @usableFromInline let epoch: UInt64
+    @usableFromInline let version: Int64
+
+    @usableFromInline init(epoch: UInt64, version: Int64) { (self.epoch, self.version) = (epoch, version) }
 }

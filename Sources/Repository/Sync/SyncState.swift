@@ -20,49 +20,54 @@
 ///   (to different values) is a conflict, settled by the ``ConflictPolicy`` and reported.
 /// - **`save()` waits for the edits made before it**: it resumes once each of them is
 ///   committed, superseded by a later committed edit, or reported as failed.
+///
+/// The transitions a read applies are `@inlinable`, so that they run specialized for the user's
+/// type (see ``StoreEngine``); the properties they touch are therefore internal rather than
+/// private. Change them only through the transitions.
+@usableFromInline
 struct SyncState<Content: SyncContent> {
-    typealias Value = Content.Value
-    typealias Field = Content.Field
+    @usableFromInline typealias Value = Content.Value
+    @usableFromInline typealias Field = Content.Field
 
     /// For error messages.
-    let table: String
-    let key: String
-    let policy: ConflictPolicy
+    @usableFromInline let table: String
+    @usableFromInline let key: String
+    @usableFromInline let policy: ConflictPolicy
 
     /// What handles show.
-    private(set) var value: Value
+    @usableFromInline var value: Value
     /// What the database last said.
-    private(set) var committed: Committed<Content>
-    private(set) var lifecycle = LiveState.live
+    @usableFromInline var committed: Committed<Content>
+    @usableFromInline var lifecycle = LiveState.live
     /// The sequence number of the read (or write) that produced `committed`.
-    private(set) var appliedSequence: UInt64
+    @usableFromInline var appliedSequence: UInt64
     /// Whether `committed` came from our own write's result rather than from a read.
-    private var committedByWrite = false
+    @usableFromInline var committedByWrite = false
     /// Whether `value` is a committed value as the database gave it, with no local edit on it
     /// (see ``SyncContent/differsAsRead(_:_:)``).
-    private var showsCommitted = true
+    @usableFromInline var showsCommitted = true
     /// Fields edited and not yet sent.
-    private(set) var pending: [Field: Edit] = [:] { didSet { hasPending = !pending.isEmpty } }
-    private(set) var inFlight: Write? { didSet { hasInFlight = inFlight != nil } }
+    @usableFromInline var pending: [Field: Edit] = [:] { didSet { hasPending = !pending.isEmpty } }
+    @usableFromInline var inFlight: Write? { didSet { hasInFlight = inFlight != nil } }
     /// `!pending.isEmpty` and `inFlight != nil`, kept apart: in code not specialized for the
     /// content type, asking a dictionary or an optional of it looks up runtime metadata, and
     /// every row read or taken asks.
-    private(set) var hasPending = false
-    private(set) var hasInFlight = false
+    @usableFromInline var hasPending = false
+    @usableFromInline var hasInFlight = false
     /// The row was deleted while `inFlight` was under way: its edits were reported lost.
-    private(set) var inFlightIsAbandoned = false
+    @usableFromInline var inFlightIsAbandoned = false
     /// A write loop is running (it asks ``nextWrite()`` until that returns nil).
-    private(set) var isWriting = false
+    @usableFromInline var isWriting = false
     /// Updates announced while a write is under way, most likely its own, not read while it
     /// is; set only by ``announced(_:version:)``.
     var heldAnnouncement: HeldAnnouncement?
     /// The version the replication stream last delivered with the row (see ``streamed(_:version:at:row:sequence:)``).
-    var streamed: StreamedVersion?
+    @usableFromInline var streamed: StreamedVersion?
     /// Local edits so far, and how many of them are settled (committed, superseded or failed).
-    private(set) var edits: UInt64 = 0
-    private(set) var settled: UInt64 = 0
+    @usableFromInline var edits: UInt64 = 0
+    @usableFromInline var settled: UInt64 = 0
     /// The `save()` calls waiting, and the failures they throw.
-    private var saves = SaveLedger()
+    @usableFromInline var saves = SaveLedger()
 
     init(table: String, key: String, policy: ConflictPolicy, committed: Committed<Content>, sequence: UInt64) {
         self.table = table
@@ -271,7 +276,7 @@ struct SyncState<Content: SyncContent> {
     // MARK: - Reads
 
     /// A read of the row (nil: no such row) that started as number `sequence`.
-    mutating func applyRead(_ row: Committed<Content>?, sequence: UInt64) -> SyncEffects {
+    @inlinable mutating func applyRead(_ row: Committed<Content>?, sequence: UInt64) -> SyncEffects {
         guard sequence > appliedSequence else {
             // Older than what we hold. When that is our own write's result, though, a read
             // that started before it may have seen a later commit: read again.
@@ -286,7 +291,7 @@ struct SyncState<Content: SyncContent> {
     /// held, and it need not be decoded, compared or shown. Nil when the read may do more —
     /// local edits to reconcile, a write under way, a value not shown as committed, a deleted
     /// row — and the row must be applied.
-    mutating func confirmRead(version: Content.Version, sequence: UInt64) -> SyncEffects? {
+    @inlinable mutating func confirmRead(version: Content.Version, sequence: UInt64) -> SyncEffects? {
         guard lifecycle == .live, !hasPending, !hasInFlight, showsCommitted, committed.version == version else { return nil }
         guard sequence > appliedSequence else { return SyncEffects() }  // as applyRead: same version, nothing to read again
         (appliedSequence, committedByWrite) = (sequence, false)
@@ -295,7 +300,7 @@ struct SyncState<Content: SyncContent> {
 
     /// Makes `row` the committed state (numbered `sequence`; it shows the row as it was after
     /// reads up to `seenAfter` started).
-    mutating func adopt(_ row: Committed<Content>, sequence: UInt64, byWrite: Bool, seenAfter: UInt64) -> SyncEffects {
+    @inlinable mutating func adopt(_ row: Committed<Content>, sequence: UInt64, byWrite: Bool, seenAfter: UInt64) -> SyncEffects {
         let revived = lifecycle == .deleted
         (committed, appliedSequence, committedByWrite, lifecycle) = (row, sequence, byWrite, .live)
         var effects = reconcilePending(seenAfter: seenAfter) + rebase()
@@ -305,7 +310,7 @@ struct SyncState<Content: SyncContent> {
 
     /// The row is gone (read as number `sequence`). Local edits are lost — those still held,
     /// and `alsoLost`, those of a write just given up.
-    private mutating func delete(at sequence: UInt64, alsoLost: LostEdits? = nil) -> SyncEffects {
+    @inlinable mutating func delete(at sequence: UInt64, alsoLost: LostEdits? = nil) -> SyncEffects {
         (appliedSequence, committedByWrite) = (max(appliedSequence, sequence), false)
         guard lifecycle == .live else { return advance() }
         lifecycle = .deleted
@@ -328,7 +333,7 @@ struct SyncState<Content: SyncContent> {
     /// newly committed state, which shows the row as it was after reads up to `seenAfter`
     /// started: an edit the database holds in a state seen after the edit is done; an edit of a
     /// field the other writer changed since its base, to another value, is a conflict.
-    private mutating func reconcilePending(seenAfter: UInt64) -> SyncEffects {
+    @inlinable mutating func reconcilePending(seenAfter: UInt64) -> SyncEffects {
         guard hasPending else { return SyncEffects() }
         let theirs = committed.value
         let fields = Set(pending.keys).subtracting(inFlight?.fields ?? [])
@@ -356,7 +361,7 @@ struct SyncState<Content: SyncContent> {
     /// Recomputes the value as the committed state plus local edits. A value the same as the
     /// database holds it as the one shown (a `Date` the database keeps to the microsecond, a
     /// NaN) is kept as shown, and nobody is told: an update is never old == new.
-    private mutating func rebase() -> SyncEffects {
+    @inlinable mutating func rebase() -> SyncEffects {
         let rebased: Value
         do {
             rebased = try overlayingLocalEdits(on: committed.value)
@@ -372,7 +377,7 @@ struct SyncState<Content: SyncContent> {
     /// The local edits cannot be carried over the newer committed state exactly: they fail
     /// (a write under way may still commit: the error says its outcome is unknown), and the
     /// value is the database's.
-    private mutating func mergeFailed(_ error: any Error) -> SyncEffects {
+    @inlinable mutating func mergeFailed(_ error: any Error) -> SyncEffects {
         let lost = lostEdits(of: localFields)
         let writing = hasInFlight && !inFlightIsAbandoned
         let failure = PostgresError(.invalidParameter, "this process's edits could not be merged exactly into the newer row and were dropped"
@@ -390,7 +395,7 @@ struct SyncState<Content: SyncContent> {
 
     /// Starts the write loop when there is something to write, and wakes the `save()` callers
     /// whose edits are all settled.
-    private mutating func advance() -> SyncEffects {
+    @inlinable mutating func advance() -> SyncEffects {
         var effects = SyncEffects()
         if lifecycle == .live, hasPending, !isWriting {
             isWriting = true
@@ -402,7 +407,7 @@ struct SyncState<Content: SyncContent> {
     }
 
     /// Records a failure of the `lost` local edits for the `save()` callers, and reports it.
-    private mutating func fail(_ error: LiveRecordError, _ lost: LostEdits) -> SyncEffects {
+    @inlinable mutating func fail(_ error: LiveRecordError, _ lost: LostEdits) -> SyncEffects {
         saves.record(error, lost)
         return SyncEffects(reports: [error])
     }

@@ -19,7 +19,7 @@ public struct Update<Value> {
         self.init(old: old, new: new, author: author, isInitial: isInitial, sequence: 0)
     }
 
-    init(old: Value, new: Value, author: Author?, isInitial: Bool, sequence: UInt64) {
+    @usableFromInline init(old: Value, new: Value, author: Author?, isInitial: Bool, sequence: UInt64) {
         self.old = old
         self.new = new
         self.author = author
@@ -131,7 +131,7 @@ func equalIfEquatable<T>(_ a: T, _ b: T) -> Bool? {
 
 /// Whether `a != b` while each `==` itself (no NaN in either), when the values are
 /// `Equatable`; false when they are not. The conformance is looked up once for the three.
-func unequalAndEachSelfEqual<T>(_ a: T, _ b: T) -> Bool {
+@usableFromInline func unequalAndEachSelfEqual<T>(_ a: T, _ b: T) -> Bool {
     guard let type = T.self as? any Equatable.Type else { return false }
     func test<E: Equatable>(_: E.Type) -> Bool {
         // T is E here, so these casts only re-label the values.
@@ -145,7 +145,7 @@ func unequalAndEachSelfEqual<T>(_ a: T, _ b: T) -> Bool {
 /// storage (a `String` copied, not rebuilt). Then they are one value however it is compared or
 /// stored. False says nothing: equal values may differ in their bits (separate storage,
 /// padding), so callers compare another way then.
-func isBitwiseIdentical<T>(_ a: T, _ b: T) -> Bool {
+@usableFromInline func isBitwiseIdentical<T>(_ a: T, _ b: T) -> Bool {
     withUnsafeBytes(of: a) { x in
         withUnsafeBytes(of: b) { y in
             x.elementsEqual(y)

@@ -9,7 +9,7 @@ import Synchronization
 /// form (sent as text), nor one its transaction changed more than once (its version is not
 /// known), nor one of a table with row-level security (which the stream does not apply). Those
 /// rows are read, as announced rows are.
-struct StreamedRow: Sendable {
+@usableFromInline struct StreamedRow: Sendable {
     /// The table's columns, in its order, their types described as reads describe them.
     let columns: [QueryResult.Column]
     /// Each column's bytes; nil for NULL.
@@ -21,7 +21,7 @@ struct StreamedRow: Sendable {
     let epoch: UInt64
 
     /// Where the stream left the row.
-    var position: StreamedVersion { StreamedVersion(epoch: epoch, version: version) }
+    @usableFromInline var position: StreamedVersion { StreamedVersion(epoch: epoch, version: version) }
 
     /// A row of these columns and cells, at `version` in the stream of slot `epoch`.
     init(columns: [QueryResult.Column], cells: [[UInt8]?], version: Int64, epoch: UInt64) {
