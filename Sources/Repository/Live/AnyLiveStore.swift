@@ -8,6 +8,8 @@ protocol AnyLiveStore: AnyObject, Sendable {
     var tableName: String { get }
     /// Whether the row still exists.
     var state: LiveState { get }
+    /// Whether edits made here are not yet committed, superseded or failed.
+    var hasUnsettledEdits: Bool { get }
     /// Where the identity map keeps it.
     var storeKey: LiveRepository.StoreKey { get }
     /// Whether this announcement of the store's own row (an aggregate's root) means it must be

@@ -27,24 +27,26 @@ extension LiveRepository: Service {
         isClosing.withLock { $0 = true }
         let live = stores.withLock { $0.values.flatMap(\.all) }
         logger.debug("flushing pending writes", metadata: ["live_values": "\(live.count)"])
-        let settled = await withTaskGroup(of: Bool.self) { group in
+        await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withTaskGroup(of: Void.self) { saves in
                     // Waits for the writes only: each failure is on `errors` already, and stays
                     // for the `save()` of the task whose edit it was.
                     for store in live { saves.addTask { try? await store.save() } }
                 }
-                return true
             }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
             group.cancelAll()
-            return first
         }
-        if !settled { logger.warning("pending writes did not finish before shutdown", metadata: ["timeout": "\(timeout)"]) }
+        // Counted, not inferred from which wait ended first: a shutdown cancelled meanwhile
+        // ends both at once, with nothing pending or not.
+        let unsettled = live.filter(\.hasUnsettledEdits).count
+        let settled = unsettled == 0
+        if !settled {
+            logger.warning(Task.isCancelled ? "shutdown was cancelled before pending writes finished" : "pending writes did not finish before shutdown",
+                           metadata: ["timeout": "\(timeout)", "live_values_unsettled": "\(unsettled)"])
+        }
         close()
         await feed.waitUntilStopped()
         broadcast.finish()

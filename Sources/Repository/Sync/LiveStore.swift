@@ -59,6 +59,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     }
 
     @usableFromInline var state: LiveState { cell.inspect { $0.lifecycle } }
+    @usableFromInline var hasUnsettledEdits: Bool { cell.inspect { $0.settled < $0.edits } }
     /// The committed value and version, and whether the row exists.
     var committed: (Committed<Content>, LiveState) { cell.inspect { ($0.committed, $0.lifecycle) } }
     /// The value handles show.
