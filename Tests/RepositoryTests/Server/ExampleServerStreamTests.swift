@@ -114,4 +114,23 @@ struct ExampleServerStreamTests {
         #expect(closed, "descriptors before \(before), with the streams \(open), 30 s after the clients left \(after)")
         #expect(try await server.stop() == 0)
     }
+
+    @Test("a client that stays connected and stops reading falls behind: its stream ends once 32 events wait for it, rather than the server holding every change for it")
+    func stalledClient() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await AddressBook.migrate(database)
+        // Each change is an event of the whole list of address counts: about 100 KB.
+        try await database.query("INSERT INTO people (name) SELECT 'Person ' || lpad(g::text, 5, '0') FROM generate_series(1, 3000) g")
+        let server = try await ExampleServerProcess(databaseURL: try await TestServer.connectionString(database: database.name()))
+        let client = try StreamClient(port: server.port, receiveBuffer: 4096)
+        try client.get("/people/address-counts/events")
+        let changes = 150
+        for round in 1...changes {
+            try await database.query("UPDATE people SET name = $1 WHERE id = 1", ["Renamed \(round)"])
+            #expect(try await eventually { try await ExampleServer.curl("\(server.base)/people/address-counts").contains("Renamed \(round)\"") })
+        }
+        #expect(try await client.readUntilResponseEnds(timeout: .seconds(120)), "the stream of a client that fell behind ends")
+        let events = client.text.components(separatedBy: "event: counts\n").count - 1
+        #expect(events < changes, "\(events) events: the server held every change for a client that did not read")
+    }
 }

@@ -9,7 +9,10 @@ final class StreamClient: @unchecked Sendable {
     private var received = Data()
 
     /// Connects to `port`.
-    init(port: Int) throws {
+    /// A connection to `port`; with `receiveBuffer`, the kernel holds at most about that many bytes
+    /// the test has not read (`SO_RCVBUF`, set before connecting), so that a client not reading
+    /// soon makes the server's writes wait.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         // The socket is ours alone until `connect` succeeds: an init that throws with every
         // property set runs deinit, and a close here as well closed the number twice — by then
         // often another thread's libpq socket ("Bad file descriptor" in unrelated tests).
@@ -23,6 +26,7 @@ final class StreamClient: @unchecked Sendable {
         if socket >= 0 { _ = fcntl(socket, F_SETFD, FD_CLOEXEC) }
         #endif
         guard socket >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
+        if var size = receiveBuffer { _ = setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -36,6 +40,26 @@ final class StreamClient: @unchecked Sendable {
             throw TestSetupError("connect: \(reason)")
         }
         fd = socket
+    }
+
+    /// Reads until the chunked response ends (its last, empty chunk) or the connection closes;
+    /// whether it did within `timeout`. What arrives is kept.
+    func readUntilResponseEnds(timeout: Duration) async throws -> Bool {
+        let end = Data("\r\n0\r\n\r\n".utf8)
+        let deadline = ContinuousClock.now + timeout
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while ContinuousClock.now < deadline {
+            if Data(received.suffix(end.count)) == end { return true }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 0) > 0 else {
+                try await Task.sleep(for: .milliseconds(10))
+                continue
+            }
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else { return true }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        return false
     }
 
     deinit { close() }

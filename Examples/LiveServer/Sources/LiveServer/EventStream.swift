@@ -7,6 +7,9 @@ import Hummingbird
 /// end (the server shuts down), when the client closes its side of the connection, or when a
 /// write fails — the heartbeat makes a write happen even when nothing changes, so a client that
 /// vanished without closing is noticed once TCP gives up on it (minutes, with Linux's defaults).
+/// A client that stops reading while still connected falls behind: at ``backlogLimit`` events
+/// not yet written its stream stops taking events (a browser reconnects and catches up from
+/// its `Last-Event-ID`), so that what the server holds for it is bounded.
 ///
 /// Hummingbird keeps a connection whose client half-closed it open, and a streaming response
 /// does not read from it: without watching the request's inbound side, a stream whose client
@@ -28,15 +31,22 @@ enum EventStream {
         })
     }
 
-    /// Writes `events` and heartbeats until the events end, the task is cancelled, or a write fails.
+    /// The most events held for a client that has not read them yet.
+    static let backlogLimit = 32
+
+    /// Writes `events` and heartbeats until the events end, the task is cancelled, a write fails,
+    /// or the client falls ``backlogLimit`` events behind (the events it has are still written).
     private static func stream(_ events: some AsyncSequence<String, Never> & Sendable, heartbeat: Duration,
                                to writer: inout some ResponseBodyWriter) async throws {
-        let (output, sink) = AsyncStream<String>.makeStream()
+        let (output, sink) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(backlogLimit))
         // Browsers reconnect a second after the stream breaks (a restart, a network blip).
         sink.yield("retry: 1000\n\n")
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await event in events { sink.yield(event) }
+                for await event in events {
+                    // Behind: stop taking events (their source lets this client go), end the stream.
+                    if case .dropped = sink.yield(event) { break }
+                }
                 sink.finish()
             }
             group.addTask {

@@ -35,12 +35,12 @@ let logger = {
     logger.logLevel = environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
     return logger
 }()
-let heartbeat = Duration.seconds(environment["HEARTBEAT_SECONDS"].flatMap(Double.init) ?? 15)
 
 // A start-up failure (no database, a wrong password, a migration that fails) is one line on
 // standard error, passwords removed, and exit status 1 — not a crash with a backtrace.
 let redactor = SecretRedactor(scanning: CommandLine.arguments, environment: environment)
 do {
+    let heartbeat = try heartbeatInterval(environment["HEARTBEAT_SECONDS"])
     let database = Database(try .environment(), maximumConnections: 8, logger: logger)
     try await AddressBook.migrate(database)
     let book = AddressBook(database)
@@ -80,4 +80,19 @@ do {
     let line = "\(error)".split(whereSeparator: \.isNewline).joined(separator: " ")
     FileHandle.standardError.write(Data("LiveServer: \(TerminalText.escaped(redactor.redact(line), limit: 2_000))\n".utf8))
     exit(1)
+}
+
+/// `HEARTBEAT_SECONDS`: seconds between an event stream's comments, 15 unless set; from 0.1 to 3,600.
+func heartbeatInterval(_ setting: String?) throws -> Duration {
+    guard let setting else { return .seconds(15) }
+    guard let seconds = Double(setting), seconds.isFinite, (0.1...3600).contains(seconds) else {
+        throw SettingError(message: "HEARTBEAT_SECONDS must be a number of seconds from 0.1 to 3600, not \"\(setting)\"")
+    }
+    return .milliseconds(Int64((seconds * 1000).rounded()))
+}
+
+/// A setting that cannot be used, said in one line.
+struct SettingError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }

@@ -1,0 +1,19 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// The example server's settings: one that cannot be used stops it at start-up with one line.
+@Suite("Example server: settings", .enabled(if: ExampleServer.isBuilt))
+struct ExampleServerSettingsTests {
+    @Test("HEARTBEAT_SECONDS that is not a number of seconds from 0.1 to 3600 (inf, nan, 1e300, 0, -1, ten): one line on standard error, exit status 1, no crash")
+    func badHeartbeat() async throws {
+        for setting in ["inf", "nan", "1e300", "0", "-1", "ten"] {
+            let child = try ChildProcess(ExampleServer.binary, [], environment: ProcessInfo.processInfo.environment.merging(
+                ["DATABASE_URL": "postgres://nobody:secret@127.0.0.1:1/none", "PORT": String(try FreePort.find()), "HEARTBEAT_SECONDS": setting]) { $1 })
+            let completion = await child.completion()
+            let errors = String(decoding: completion.errors, as: UTF8.self)
+            #expect(completion.status == 1, "\(setting): \(errors)")
+            #expect(errors == "LiveServer: HEARTBEAT_SECONDS must be a number of seconds from 0.1 to 3600, not \"\(setting)\"\n", "\(setting)")
+        }
+    }
+}
