@@ -212,20 +212,27 @@ struct OwnKeyAggregateTests {
         var children: [Line] { lines }
     }
 
-    @Test("read, append, edit, move and remove lines; another process's new line arrives")
-    func order() async throws {
+    /// A database with the orders and their lines, both enabled, holding the rows `inserts` adds.
+    static func ordersDatabase(_ inserts: String) async throws -> Database {
         let database = try await TestServer.makeDatabase()
         try await database.withConnection { connection in
             try await connection.execute(script: """
                 CREATE TABLE orders (code text PRIMARY KEY, customer text NOT NULL);
                 CREATE TABLE order_lines (line_id uuid PRIMARY KEY, order_code text NOT NULL REFERENCES orders ON DELETE CASCADE,
                                           position integer NOT NULL, item text NOT NULL);
-                INSERT INTO orders VALUES ('A-1', 'Ada');
-                INSERT INTO order_lines VALUES ('00000000-0000-0000-0000-000000000001', 'A-1', 0, 'tea');
-                """)
+                """ + inserts)
         }
         try await LiveSchema.enable("orders", on: database)
         try await LiveSchema.enable("order_lines", on: database)
+        return database
+    }
+
+    @Test("read, append, edit, move and remove lines; another process's new line arrives")
+    func order() async throws {
+        let database = try await Self.ordersDatabase("""
+            INSERT INTO orders VALUES ('A-1', 'Ada');
+            INSERT INTO order_lines VALUES ('00000000-0000-0000-0000-000000000001', 'A-1', 0, 'tea');
+            """)
         let repository = LiveRepository(database)
         defer { repository.close() }
         let order = try await repository.read(Order.self, id: "A-1")
@@ -254,19 +261,10 @@ struct OwnKeyAggregateTests {
 
     @Test("positions another process left with gaps or ties are rewritten with an append or a move: the order saved is the order kept")
     func positionsAfterOthersEdits() async throws {
-        let database = try await TestServer.makeDatabase()
-        try await database.withConnection { connection in
-            try await connection.execute(script: """
-                CREATE TABLE orders (code text PRIMARY KEY, customer text NOT NULL);
-                CREATE TABLE order_lines (line_id uuid PRIMARY KEY, order_code text NOT NULL REFERENCES orders ON DELETE CASCADE,
-                                          position integer NOT NULL, item text NOT NULL);
-                INSERT INTO orders VALUES ('B-2', 'Grace');
-                INSERT INTO order_lines VALUES (gen_random_uuid(), 'B-2', 0, 'a'), (gen_random_uuid(), 'B-2', 1, 'b'),
-                                               (gen_random_uuid(), 'B-2', 2, 'c');
-                """)
-        }
-        try await LiveSchema.enable("orders", on: database)
-        try await LiveSchema.enable("order_lines", on: database)
+        let database = try await Self.ordersDatabase("""
+            INSERT INTO orders VALUES ('B-2', 'Grace');
+            INSERT INTO order_lines VALUES (gen_random_uuid(), 'B-2', 0, 'a'), (gen_random_uuid(), 'B-2', 1, 'b'), (gen_random_uuid(), 'B-2', 2, 'c');
+            """)
         let repository = LiveRepository(database)
         defer { repository.close() }
         let order = try await repository.read(Order.self, id: "B-2")
