@@ -72,6 +72,12 @@ struct StoreEngines: Sendable {
         if byType[engine.storeType] == nil { byType[engine.storeType] = engine }
     }
 
+    /// Whether an engine made for `store`'s type is kept (otherwise its stores run through their
+    /// own witnesses).
+    func isRegistered(for store: any AnyLiveStore) -> Bool {
+        byType[ObjectIdentifier(type(of: store))] != nil
+    }
+
     /// The engine for `store`'s type.
     func engine(for store: any AnyLiveStore) -> StoreEngine {
         byType[ObjectIdentifier(type(of: store))] ?? .unspecialized(of: store)
