@@ -39,6 +39,8 @@ extension StoreLease: MemberStore {
         store.edit(from: old, to: new, author: author)
     }
 
+    func overlayingLocalEdits(on row: Table.Content.Value) -> Table.Content.Value { store.overlayingLocalEdits(on: row) }
+
     func enrolSave() -> Int { store.enrolSave() }
 
     func awaitSave(_ ticket: Int) async throws { try await store.awaitSave(ticket) }

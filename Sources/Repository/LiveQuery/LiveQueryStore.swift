@@ -129,9 +129,19 @@ where Element.ID: Comparable & Sendable {
                 self?.memberChanged(element.id, update)
             }
         }
-        let cancel = cell.transition { state in
-            let (changed, cancel) = state.apply(read, subscriptions: subscriptions)
-            return (changed ? .some(.database) : .none, cancel)
+        // In turn with edits through this list (``modify(author:_:)``), and with each member's
+        // local edits as they are now: the rows carry those made before they were read, and an
+        // edit through the list since then is in its store only. A list showing a row without
+        // it would give the next edit through the list an older value to start from, and that
+        // edit would set the field back.
+        let cancel = editOrder.withLock {
+            cell.transition { state in
+                let current = QueryState<Element>.Read(checked: read.checked, matching: read.matching.map { element, store in
+                    (store.overlayingLocalEdits(on: element), store)
+                })
+                let (changed, cancel) = state.apply(current, subscriptions: subscriptions)
+                return (changed ? .some(.database) : .none, cancel)
+            }
         }
         for subscription in cancel { subscription.cancel() }
     }

@@ -9,6 +9,8 @@ protocol MemberStore<Element>: VarPersistence {
     /// A local edit of the fields in which `new` differs from `old` (an element as a live
     /// query showed it, perhaps older than the store's value in other fields).
     func edit(from old: Element, to new: Element, author: Author?)
+    /// `row` with this process's unsaved edits of the value on top, as they are now.
+    func overlayingLocalEdits(on row: Element) -> Element
     /// Counts the edits made so far for a `save()` (see ``LiveStore/enrolSave()``).
     func enrolSave() -> Int
     /// Waits for the edits counted by `ticket` (see ``LiveStore/awaitSave(_:)``).
