@@ -39,7 +39,7 @@ extension StoreLease: MemberStore {
         store.edit(from: old, to: new, author: author)
     }
 
-    func overlayingLocalEdits(on row: Table.Content.Value) -> Table.Content.Value { store.overlayingLocalEdits(on: row) }
+    func shown(_ row: Table.Content.Value, readAs number: UInt64?) -> Table.Content.Value { store.shown(row, readAs: number) }
 
     func enrolSave() -> Int { store.enrolSave() }
 

@@ -129,16 +129,17 @@ where Element.ID: Comparable & Sendable {
                 self?.memberChanged(element.id, update)
             }
         }
-        // In turn with edits through this list (``modify(author:_:)``), and with each member's
-        // local edits as they are now: the rows carry those made before they were read, and an
-        // edit through the list since then is in its store only. A list showing a row without
-        // it would give the next edit through the list an older value to start from, and that
-        // edit would set the field back.
+        // In turn with edits through this list (``modify(author:_:)``), each row as its store
+        // would show it now (``MemberStore/shown(_:readAs:)``): with the local edits made since
+        // it was read, which are in the store only, and not at all when the store already holds
+        // a newer state (a write that committed meanwhile). A list showing an older value would
+        // give the next edit through it that value to start from, and the edit would set the
+        // field back.
         let cancel = editOrder.withLock {
             cell.transition { state in
                 let current = QueryState<Element>.Read(checked: read.checked, matching: read.matching.map { element, store in
-                    (store.overlayingLocalEdits(on: element), store)
-                })
+                    (store.shown(element, readAs: read.number), store)
+                }, number: read.number)
                 let (changed, cancel) = state.apply(current, subscriptions: subscriptions)
                 return (changed ? .some(.database) : .none, cancel)
             }

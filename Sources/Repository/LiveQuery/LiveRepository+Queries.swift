@@ -117,7 +117,7 @@ extension LiveRepository {
             matchingReads.reserveCapacity(stores.count)
             for lease in stores {
                 guard let row = rows[lease.id] else { continue }
-                matching.append((lease.store.overlayingLocalEdits(on: row.value), lease))
+                matching.append((row.value, lease))  // shown with the store's local edits when applied
                 matchingReads.append((lease.store, row))
             }
             // Checked rows that do not match (any more), or are gone: their stores, if any are
@@ -125,7 +125,7 @@ extension LiveRepository {
             // are distinct: fewer rows than ids means some are gone.)
             let gone = ids.map { ids in rows.count < ids.count ? ids.filter { rows[$0] == nil } : [] } ?? []
             let others = (notMatchingIDs + gone).map { (id: $0, row: rows[$0], key: StoreKey(table: table.qualifiedName, key: Self.keyText($0))) }
-            return (QueryState<R>.Read(checked: ids, matching: matching), { [weak self, matchingReads] in
+            return (QueryState<R>.Read(checked: ids, matching: matching, number: number), { [weak self, matchingReads] in
                 // Every row read goes to its live store, if one is held; a checked row that is
                 // gone is deleted.
                 for (store, row) in matchingReads { store.applyRead(row, sequence: number) }

@@ -9,8 +9,10 @@ protocol MemberStore<Element>: VarPersistence {
     /// A local edit of the fields in which `new` differs from `old` (an element as a live
     /// query showed it, perhaps older than the store's value in other fields).
     func edit(from old: Element, to new: Element, author: Author?)
-    /// `row` with this process's unsaved edits of the value on top, as they are now.
-    func overlayingLocalEdits(on row: Element) -> Element
+    /// What a live query shows for `row`, read as number `number` (nil: not numbered): the
+    /// shared value when it holds a state numbered after that read (the row is older than what
+    /// it holds), else the row with this process's unsaved edits on top, as they are now.
+    func shown(_ row: Element, readAs number: UInt64?) -> Element
     /// Counts the edits made so far for a `save()` (see ``LiveStore/enrolSave()``).
     func enrolSave() -> Int
     /// Waits for the edits counted by `ticket` (see ``LiveStore/awaitSave(_:)``).

@@ -19,6 +19,8 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         /// The ids it checked; nil when the query was run whole.
         let checked: [Element.ID]?
         let matching: [(element: Element, store: any MemberStore<Element>)]
+        /// The read's number (see ``ReadSequence``); nil when it has none.
+        var number: UInt64? = nil
     }
 
     let order: QueryOrder<Element>

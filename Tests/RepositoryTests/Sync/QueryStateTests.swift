@@ -21,7 +21,7 @@ struct QueryStateTests {
         func awaitSave(_ ticket: Int) async throws {}
         func subscribe(member _: ObjectIdentifier, _ handler: @escaping @Sendable (Update<Row>) -> Void) -> Subscription { Subscription {} }
         func edit(from old: Row, to new: Row, author: Author?) { value = new }
-        func overlayingLocalEdits(on row: Row) -> Row { row }
+        func shown(_ row: Row, readAs _: UInt64?) -> Row { row }
     }
 
     typealias State = QueryState<Row>

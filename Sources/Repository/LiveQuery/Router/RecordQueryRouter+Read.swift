@@ -101,11 +101,11 @@ extension RecordQueryRouter {
             matchingKeys.reserveCapacity(found.matching.count)
             for key in found.matching {
                 guard let lease = leaseByID[key], let row = rows[key] else { continue }
-                let element = lease.store.overlayingLocalEdits(on: row.value)
-                matching.append((element, lease))
-                matchingKeys.insert(element.id)
+                // Shown with the store's local edits when applied (``MemberStore/shown(_:readAs:)``).
+                matching.append((row.value, lease))
+                matchingKeys.insert(row.value.id)
             }
-            let read = QueryState<R>.Read(checked: found.checked, matching: matching)
+            let read = QueryState<R>.Read(checked: found.checked, matching: matching, number: number)
             query.apply(read)
             record(id, checked: found.checked, matching: matchingKeys)
             applied.append((query, read))
