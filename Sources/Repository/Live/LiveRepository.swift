@@ -84,6 +84,7 @@ public final class LiveRepository: Sendable {
     /// Each record type's table, resolved once.
     let tables = Locked<[ObjectIdentifier: any Sendable]>([:])
     /// The engines of live stores' types, made where the types are known (see ``StoreEngine``).
+    /// Its lock is taken with no other held, and nothing is taken under it.
     let engines = Locked(StoreEngines())
     /// The tables held live, checked now and then for still being followed (see ``FollowWatch``).
     /// A leaf lock: nothing else is taken while it is held.
@@ -298,17 +299,6 @@ public final class LiveRepository: Sendable {
                 report(.refreshFailed(table: group[0].tableName, error))
             }
         }
-    }
-
-    /// Runs the stores of `engine`'s type with it, from now on (see ``StoreEngine``).
-    @usableFromInline
-    func useEngine(_ engine: StoreEngine) {
-        engines.withLock { $0.add(engine) }
-    }
-
-    /// The engine of `store`'s type (see ``StoreEngine``).
-    func engine(for store: any AnyLiveStore) -> StoreEngine {
-        engines.withLock { $0.engine(for: store) }
     }
 
     func table<R: Record>(for _: R.Type) async throws -> RecordTable<R> {

@@ -83,3 +83,16 @@ struct StoreEngines: Sendable {
         byType[ObjectIdentifier(type(of: store))] ?? .unspecialized(of: store)
     }
 }
+
+extension LiveRepository {
+    /// Runs the stores of `engine`'s type with it, from now on.
+    @usableFromInline
+    func useEngine(_ engine: StoreEngine) {
+        engines.withLock { $0.add(engine) }
+    }
+
+    /// The engine of `store`'s type.
+    func engine(for store: any AnyLiveStore) -> StoreEngine {
+        engines.withLock { $0.engine(for: store) }
+    }
+}

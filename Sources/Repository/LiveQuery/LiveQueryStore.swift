@@ -134,7 +134,8 @@ where Element.ID: Comparable & Sendable {
         // it was read, which are in the store only, and not at all when the store already holds
         // a newer state (a write that committed meanwhile). A list showing an older value would
         // give the next edit through it that value to start from, and the edit would set the
-        // field back.
+        // field back. Locks: `editOrder`, then this query's, then each member store's in turn —
+        // the order `modify` and `membersChanged` take them in; none is held when this is called.
         let cancel = editOrder.withLock {
             cell.transition { state in
                 let current = QueryState<Element>.Read(checked: read.checked, matching: read.matching.map { element, store in
