@@ -49,6 +49,7 @@ do {
     let page = try Page()
 
     let router = Router()
+    router.add(middleware: DatabaseUnavailable())
     router.get("/") { _, _ in page.response() }
     router.get("people") { _, _ in everyone.value.elements }
     router.get("people/events") { request, _ in
