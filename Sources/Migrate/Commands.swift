@@ -150,11 +150,11 @@ struct StatusTable {
         let rows = [["VERSION", "NAME", "STATE", "APPLIED AT"]] + statuses.map {
             ["\($0.version)", TerminalText.escaped($0.name, limit: 80), $0.state.rawValue, $0.appliedAt.map(formatter.string(from:)) ?? ""]
         }
-        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let widths = (0..<4).map { column in rows.map { TerminalText.width(of: $0[column]) }.max() ?? 0 }
         text = rows.map { row in
-            // Padded by characters, as a terminal shows them (Foundation's `padding` counts
-            // UTF-16 units, so a name with an emoji or a combining accent pulled its row apart).
-            zip(row, widths).map { $0 + String(repeating: " ", count: max(0, $1 - $0.count)) }.joined(separator: "  ")
+            // Padded by the columns a terminal gives each character (two for `漢` or `🎉`, one
+            // for `é` with a combining accent), not by UTF-16 units or characters.
+            zip(row, widths).map { TerminalText.padded($0, toWidth: $1) }.joined(separator: "  ")
                 .trimmingCharacters(in: .whitespaces)
         }.joined(separator: "\n") + (statuses.isEmpty ? "\n(no migrations)" : "")
     }

@@ -70,10 +70,11 @@ enum Output {
     }
 
     private static func align(_ rows: [[String]]) -> String {
-        let widths = (0..<(rows.first?.count ?? 0)).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        // By the columns a terminal gives each character (two for `漢` or `🎉`), not UTF-16 units.
+        let widths = (0..<(rows.first?.count ?? 0)).map { column in rows.map { TerminalText.width(of: $0[column]) }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0)
+                column == row.count - 1 ? cell : TerminalText.padded(cell, toWidth: widths[column] + 2)
             }.joined()
         }.joined(separator: "\n")
     }
