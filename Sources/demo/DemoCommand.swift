@@ -54,9 +54,20 @@ struct DemoCommand: AsyncParsableCommand {
         case let error as MigrationError: message = error.message
         case let error as DemoError: message = error.message
         case let error as ArgumentEncoding.Invalid: message = error.description
-        default: message = self.message(for: error)
+        default:
+            // A negative number reads as an option to the argument parser ("Missing expected
+            // argument"): say what is wrong with it instead.
+            if let negative = CommandLine.arguments.dropFirst().first(where: isNegativeNumber) {
+                message = "'\(negative)' is not an id: ids are positive numbers, as `demo list` shows"
+            } else {
+                message = self.message(for: error)
+            }
         }
         return message.split(separator: "\n").first.map(String.init) ?? message
+    }
+
+    private static func isNegativeNumber(_ argument: String) -> Bool {
+        argument.count > 1 && argument.first == "-" && argument.dropFirst().allSatisfy(\.isASCII) && Int64(argument) != nil
     }
 }
 

@@ -46,13 +46,15 @@ struct DemoCommandTests {
     @Test("unknown ids and bad input: non-zero exit and one line on standard error")
     func errors() async throws {
         for arguments in [["show", "99"], ["rename", "99", "X"], ["delete", "99"], ["show", "abc"], ["add", "  "],
-                          ["remove-address", "1", "nope"], ["frobnicate"], ["show"]] {
+                          ["remove-address", "1", "nope"], ["frobnicate"], ["show"], ["show", "-1"], ["delete", "-7"]] {
             let run = try await demo.run(arguments)
             #expect(run.status != 0, "\(arguments)")
             #expect(run.errors.split(separator: "\n").count == 1, "\(arguments): \(run.errors)")
             #expect(run.errors.hasPrefix("demo: "), "\(arguments): \(run.errors)")
         }
         #expect(try await demo.run("show", "99").errors == "demo: no person has id 99\n")
+        // Read as an option by the argument parser, a negative id is still named as what is wrong.
+        #expect(try await demo.run("show", "-1").errors == "demo: '-1' is not an id: ids are positive numbers, as `demo list` shows\n")
         let someone = try await demo.json(BookPerson.self, "add", "Someone", "--json")
         let empty = try await demo.run("remove-address", "\(someone.id)", " ")
         #expect(empty.status != 0 && empty.errors.hasPrefix("demo: the address id must not be empty"), "\(empty.errors)")
