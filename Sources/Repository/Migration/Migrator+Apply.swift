@@ -160,7 +160,7 @@ extension Migrator {
     private func run(_ sql: String, of migration: Migration, down: Bool, on connection: Connection) async throws {
         for statement in Migration.statements(sql) {
             do {
-                try await connection.execute(script: statement.sql)
+                try await connection.execute(statement: statement.sql)
             } catch let error as PostgresError {
                 throw failure(error, migration, statement, down: down)
             }
@@ -171,7 +171,7 @@ extension Migrator {
     private func runStatementByStatement(_ sql: String, of migration: Migration, down: Bool, on connection: Connection) async throws {
         for statement in SQLStatements.split(sql) {
             do {
-                try await connection.execute(script: statement.sql)
+                try await connection.execute(statement: statement.sql)
             } catch let error as PostgresError {
                 throw failure(error, migration, statement, down: down,
                               note: " (earlier statements of this transaction:false section stay applied; no history row was written)")
@@ -195,8 +195,15 @@ extension Migrator {
         let firstLine = statement.sql.split(whereSeparator: \.isNewline).first.map(String.init) ?? statement.sql
         let shown = firstLine.count > 120 ? firstLine.prefix(117) + "..." : Substring(firstLine)
         // The library's own schema, not installed yet: say how to install it.
-        let hint = error.sqlState == "3F000" && error.message.contains(#"schema "live""#)
-            ? " (the library's live schema is not installed: run `migrate live install` first, or LiveSchema.install(on:))" : ""
+        let hint = if error.sqlState == "3F000" && error.message.contains(#"schema "live""#) {
+            " (the library's live schema is not installed: run `migrate live install` first, or LiveSchema.install(on:))"
+        } else if error.sqlState == "42601" && error.message.hasPrefix("cannot insert multiple commands") {
+            // Each statement is sent alone (``Connection/execute(statement:)``): the server read
+            // this one as several, so the file and the server disagree on where strings end.
+            " (migrate sends one statement at a time, and the server read this one as several: was standard_conforming_strings turned off?)"
+        } else {
+            ""
+        }
         return MigrationError(.failed, "\(down ? migration.downSource : migration.source):\(line): \(error.message)\(code)\(hint)\(note) in: \(shown)", underlying: error)
     }
 

@@ -95,6 +95,13 @@ public actor Connection {
         try await cancellable { ticket in try await self.run(sql, values: values, marked: marked, ticket: ticket) }
     }
 
+    /// Runs exactly one statement with no parameters, through the extended protocol: text the
+    /// server reads as several commands is refused (42601) rather than run — for a statement
+    /// split from a script, where the splitter and the server must agree on where it ends.
+    nonisolated func execute(statement sql: String) async throws {
+        _ = try await cancellable { ticket in try await self.runScript(sql, ticket: ticket, oneCommand: true) }
+    }
+
     /// Runs SQL text with no parameters through the simple protocol: several statements
     /// separated by `;` are allowed (migrations, DDL). Returns the last statement's result.
     /// Cancellable like ``query(_:_:)``.
@@ -152,11 +159,13 @@ public actor Connection {
         return types.described(result)
     }
 
-    private func runScript(_ sql: String, ticket: StatementCanceller.Ticket?) async throws -> QueryResult {
+    /// Runs `sql` through the simple protocol, or — `oneCommand` — the extended one, which
+    /// refuses text holding more than one command.
+    private func runScript(_ sql: String, ticket: StatementCanceller.Ticket?, oneCommand: Bool = false) async throws -> QueryResult {
         try SQLText.refuseNUL(sql)
         return try await asStatement(ticket) {
             let connection = try liveConnection(for: sql)
-            return try await command(connection, sql) { PQsendQuery($0, sql) }
+            return try await command(connection, sql) { oneCommand ? PQsendQueryParams($0, sql, 0, nil, nil, nil, nil, 0) : PQsendQuery($0, sql) }
         }
     }
 

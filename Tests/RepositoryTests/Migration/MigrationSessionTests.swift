@@ -55,6 +55,20 @@ struct MigrationSessionTests {
         #expect(try await tables() == 2)  // w1, and the history
     }
 
+    @Test("standard_conforming_strings turned off where the file's text cannot tell (pg_settings, EXECUTE in a DO block, a dollar-quoted set_config): a COMMIT hidden in a string never runs, and nothing stays",
+          arguments: ["UPDATE pg_settings SET setting = 'off' WHERE name = 'standard_conforming_strings'",
+                      "DO $$ BEGIN EXECUTE 'SET standard_conforming_strings = off'; END $$",
+                      "SELECT set_config($$standard_conforming_strings$$, $$f$$, false)"])
+    func stringSyntaxTurnedOffUnseen(turningOff: String) async throws {
+        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nCREATE TABLE w1 (id int);\n\(turningOff);\n\(Self.hiddenCommit)\nCREATE TABLE w2 (id int);\n"])
+        defer { directory.remove() }
+        let error = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+        // Each statement is sent alone: the server, reading several commands in one, refuses it.
+        #expect(error?.message.contains("0001_a.sql:4: cannot insert multiple commands into a prepared statement (SQLSTATE 42601) (migrate sends one statement at a time") == true,
+                "\(error?.message ?? "")")
+        #expect(try await tables() == 0)
+    }
+
     @Test("a database with standard_conforming_strings off is refused before anything runs: a COMMIT hidden in a string never runs")
     func stringSyntaxOfTheDatabase() async throws {
         let name = try await database.name()
