@@ -3,14 +3,15 @@
 /// PostgreSQL keeps two rows apart. Such rows cannot both be held: they would share one live
 /// value, and a write meant for one could land on the other. They are refused instead, with an
 /// error naming both keys.
+@usableFromInline
 enum DistinctKeys {
     /// Whether two keys, equal in Swift, are the same bytes (``LiveRepository/keyText(_:)``).
-    static func same(_ text: String, _ other: String) -> Bool {
+    @usableFromInline static func same(_ text: String, _ other: String) -> Bool {
         text.utf8.elementsEqual(other.utf8)
     }
 
     /// The error for `text` and `other`: equal in Swift, apart in the database.
-    static func collision(table: String, _ text: String, _ other: String) -> PostgresError {
+    @usableFromInline static func collision(table: String, _ text: String, _ other: String) -> PostgresError {
         func shown(_ key: String) -> String {
             let bytes = key.utf8.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }
             return key.debugDescription + " (UTF-8 " + bytes.joined(separator: " ") + ")"
@@ -21,7 +22,7 @@ enum DistinctKeys {
 
     /// `rows` by id; two rows whose ids are equal in Swift but not the same bytes throw. The
     /// same row twice keeps the first. One dictionary, filled once: this runs on every row read.
-    static func byID<ID: Hashable & Encodable, Row>(_ rows: [(id: ID, committed: Row)], table: String) throws -> [ID: Row] {
+    @usableFromInline static func byID<ID: Hashable & Encodable, Row>(_ rows: [(id: ID, committed: Row)], table: String) throws -> [ID: Row] {
         var found: [ID: Row] = [:]
         found.reserveCapacity(rows.count)
         for row in rows where found.updateValue(row.committed, forKey: row.id) != nil {
@@ -36,7 +37,7 @@ enum DistinctKeys {
 
     /// Adds a record read to `rows`; a record whose id is equal in Swift to one there, but not
     /// the same bytes, throws.
-    static func add<R: Record>(_ row: Committed<RecordContent<R>>, to rows: inout [R.ID: Committed<RecordContent<R>>], table: String) throws {
+    @inlinable static func add<R: Record>(_ row: Committed<RecordContent<R>>, to rows: inout [R.ID: Committed<RecordContent<R>>], table: String) throws {
         guard let earlier = rows.updateValue(row, forKey: row.value.id) else { return }
         let (text, other) = (LiveRepository.keyText(earlier.value.id), LiveRepository.keyText(row.value.id))
         if !same(text, other) { throw collision(table: table, text, other) }

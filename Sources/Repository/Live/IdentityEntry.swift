@@ -2,6 +2,7 @@
 /// one per Swift type reading it — two record types over one table each keep a store of their
 /// own, and both follow the row. Held through their leases, weakly: the repository keeps a
 /// store only while some handle or live query holds its lease (see ``StoreLease``).
+@usableFromInline
 struct IdentityEntry: Sendable {
     private struct Weak: Sendable {
         weak var lease: (any AnyStoreLease)?
@@ -10,7 +11,7 @@ struct IdentityEntry: Sendable {
     private var leases: [Weak] = []
 
     /// The lease of the live store of type `LiveStore<Table>`, if one is held.
-    func lease<Table>(as _: StoreLease<Table>.Type) -> StoreLease<Table>? {
+    @usableFromInline func lease<Table>(as _: StoreLease<Table>.Type) -> StoreLease<Table>? {
         for index in leases.indices { if let lease = leases[index].lease as? StoreLease<Table> { return lease } }
         return nil
     }

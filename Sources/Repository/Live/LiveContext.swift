@@ -2,6 +2,7 @@ import CoreMetrics
 
 /// What every live value of a repository shares: the read numbering, the conflict policy, where
 /// errors go, the metrics and counts.
+@usableFromInline
 struct LiveContext: Sendable {
     let sequence: ReadSequence
     let policy: ConflictPolicy

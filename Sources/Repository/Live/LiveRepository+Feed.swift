@@ -8,7 +8,7 @@ extension LiveRepository {
     /// together, and not at all once the feed has failed to connect. Cancellable.
     /// - Throws: kind ``PostgresError/Kind/closed`` once the repository is closed: a value read
     ///   then would never follow changes.
-    func waitUntilListening(timeout: Duration = .seconds(10)) async throws {
+    @usableFromInline func waitUntilListening(timeout: Duration = .seconds(10)) async throws {
         if feed.isStopped {
             throw PostgresError(.closed, "this live repository is closed: a live value read now would never follow changes")
         }
@@ -170,7 +170,7 @@ extension LiveRepository {
 
     /// Queues stale stores for one refresh worker, so announcements that arrive while it
     /// reads are re-read together in the next batch rather than one query per announcement.
-    func scheduleRefresh(_ stale: [any AnyLiveStore]) {
+    @usableFromInline func scheduleRefresh(_ stale: [any AnyLiveStore]) {
         guard !stale.isEmpty else { return }
         let startWorker = pendingRefresh.withLock { pending in
             for store in stale { pending.stores[ObjectIdentifier(store)] = store }

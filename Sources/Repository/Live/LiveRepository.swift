@@ -46,10 +46,10 @@ public final class LiveRepository: Sendable {
     let report: @Sendable (LiveRecordError) -> Void
     let metrics: LiveMetrics
     /// What every live value shares.
-    let context: LiveContext
+    @usableFromInline let context: LiveContext
     /// Numbers every read as it starts, so that reads apply in the order they started.
-    let sequence = ReadSequence()
-    let stores = Locked<[StoreKey: IdentityEntry]>([:])
+    @usableFromInline let sequence = ReadSequence()
+    @usableFromInline let stores = Locked<[StoreKey: IdentityEntry]>([:])
     /// When the identity map next drops the entries of stores nobody holds any more.
     let pruneAt = Locked(1024)
     /// Which rows and tables were announced, and when (by read sequence): a store read while
@@ -106,9 +106,13 @@ public final class LiveRepository: Sendable {
 
     /// An entry of the identity map: a row, or an aggregate rooted at that row.
     @usableFromInline struct StoreKey: Hashable, Sendable {
-        let table: String
-        let key: String
-        var isAggregate = false
+        @usableFromInline let table: String
+        @usableFromInline let key: String
+        @usableFromInline var isAggregate = false
+
+        @usableFromInline init(table: String, key: String, isAggregate: Bool = false) {
+            (self.table, self.key, self.isAggregate) = (table, key, isAggregate)
+        }
     }
 
     /// A repository over `database`, listening for changes on the channel the installed
@@ -217,7 +221,7 @@ public final class LiveRepository: Sendable {
     /// ones from the identity map, the others (and deleted ones, which may have been inserted
     /// again) read by `read` — `table`'s own read unless given — as read number `number`, and
     /// registered. Missing rows are left out.
-    func sharedStores<Table: LiveTable>(
+    @inlinable func sharedStores<Table: LiveTable>(
         _ table: Table, ids: [Table.ID], readAs number: UInt64? = nil,
         read: (([Table.ID]) async throws -> [(id: Table.ID, committed: Committed<Table.Content>)])? = nil,
         committedChanged: (@Sendable (LiveRepository.StoreKey, Committed<Table.Content>) -> Void)? = nil
@@ -261,7 +265,7 @@ public final class LiveRepository: Sendable {
     }
 
     /// The lease of the store registered under `key`, or of the one `make` creates, registered now.
-    func register<Table>(_ key: StoreKey, _ make: () -> LiveStore<Table>) -> (lease: StoreLease<Table>, isNew: Bool) {
+    @usableFromInline func register<Table>(_ key: StoreKey, _ make: () -> LiveStore<Table>) -> (lease: StoreLease<Table>, isNew: Bool) {
         stores.withLock { stores in
             if let raced = stores[key]?.lease(as: StoreLease<Table>.self) { return (raced, false) }
             let fresh = StoreLease(make())
@@ -281,7 +285,7 @@ public final class LiveRepository: Sendable {
     /// their announcement found no store to re-read. A failure is reported, as any re-read's
     /// (and repaired, if it can pass), not thrown: the read itself succeeded, and the stores are
     /// registered, shared with other readers already.
-    func refreshAnnounced(_ stores: [any AnyLiveStore], since number: UInt64) async {
+    @usableFromInline func refreshAnnounced(_ stores: [any AnyLiveStore], since number: UInt64) async {
         let routes = childRoutes.withLock { $0 }
         let stale = announced.withLock { announced in
             stores.filter { store in
@@ -311,7 +315,7 @@ public final class LiveRepository: Sendable {
     }
 
     /// An id as the identity map and change announcements name it (see ``KeyText``).
-    static func keyText(_ id: some Encodable) -> String { KeyText.text(of: id) }
+    @usableFromInline static func keyText(_ id: some Encodable) -> String { KeyText.text(of: id) }
 }
 
 /// Which rows and tables were announced, by the read sequence number current when their

@@ -118,7 +118,7 @@ struct RecordTable<R: Record>: Sendable {
     }
 
     /// Every row as a record and its version; the columns are looked up once for all rows.
-    static func decode(_ result: QueryResult) throws -> [(record: R, version: Int64)] {
+    @usableFromInline static func decode(_ result: QueryResult) throws -> [(record: R, version: Int64)] {
         guard !result.isEmpty else { return [] }
         let version = try result.columnIndex(RowVersion.column, decoding: Int64.self)
         let records = try result.decode(R.self, columns: R.columnNaming)

@@ -9,8 +9,9 @@
 ///
 /// A store whose write is under way keeps its lease (see ``LiveStore/attach(_:)``), so a read
 /// meanwhile finds it, with the edit, even once every handle onto it is gone.
+@usableFromInline
 final class StoreLease<Table: LiveTable>: Sendable {
-    let store: LiveStore<Table>
+    @usableFromInline let store: LiveStore<Table>
 
     /// The lease of a store just made (the store refers back to it weakly).
     init(_ store: LiveStore<Table>) {
@@ -18,32 +19,32 @@ final class StoreLease<Table: LiveTable>: Sendable {
         store.attach(self)
     }
 
-    var id: Table.ID { store.id }
+    @usableFromInline var id: Table.ID { store.id }
 
     /// A new handle onto the shared value; it holds this lease.
     func handle() -> Var<Table.Content.Value> { store.handle(holding: self) }
 }
 
 extension StoreLease: MemberStore {
-    var value: Table.Content.Value { store.value }
-    var state: LiveState { store.state }
-    var committedVersion: CommittedVersion? { store.committedVersion }
+    @usableFromInline var value: Table.Content.Value { store.value }
+    @usableFromInline var state: LiveState { store.state }
+    @usableFromInline var committedVersion: CommittedVersion? { store.committedVersion }
 
-    func save() async throws { try await store.save() }
+    @usableFromInline func save() async throws { try await store.save() }
 
-    func subscribe(member query: ObjectIdentifier, _ handler: @escaping @Sendable (Update<Table.Content.Value>) -> Void) -> Subscription {
+    @usableFromInline func subscribe(member query: ObjectIdentifier, _ handler: @escaping @Sendable (Update<Table.Content.Value>) -> Void) -> Subscription {
         store.subscribe(member: query, handler)
     }
 
-    func edit(from old: Table.Content.Value, to new: Table.Content.Value, author: Author?) {
+    @usableFromInline func edit(from old: Table.Content.Value, to new: Table.Content.Value, author: Author?) {
         store.edit(from: old, to: new, author: author)
     }
 
-    func shown(_ row: Table.Content.Value, readAs number: UInt64?) -> Table.Content.Value { store.shown(row, readAs: number) }
+    @usableFromInline func shown(_ row: Table.Content.Value, readAs number: UInt64?) -> Table.Content.Value { store.shown(row, readAs: number) }
 
-    func enrolSave() -> Int { store.enrolSave() }
+    @usableFromInline func enrolSave() -> Int { store.enrolSave() }
 
-    func awaitSave(_ ticket: Int) async throws { try await store.awaitSave(ticket) }
+    @usableFromInline func awaitSave(_ ticket: Int) async throws { try await store.awaitSave(ticket) }
 }
 
 /// A lease, whatever its store's type: what the identity map holds (weakly).

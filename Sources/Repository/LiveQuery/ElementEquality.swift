@@ -6,8 +6,9 @@
 /// (`String` compares canonically), of `0.0` and `-0.0`, and of whatever a type's own `==`
 /// leaves out. A NaN read again is no update, and no list changes for it; an edit to a
 /// canonically equal spelling is one.
+@usableFromInline
 enum ElementEquality {
-    static func differs<Element: Equatable>(_ a: Element, _ b: Element) -> Bool {
+    @inlinable static func differs<Element: Equatable>(_ a: Element, _ b: Element) -> Bool {
         if isBitwiseIdentical(a, b) { return false }
         // Each equal to itself: `==` told them apart for a real difference.
         if a != b && a == a && b == b { return true }
@@ -15,7 +16,7 @@ enum ElementEquality {
         return storedDiffers(record, b)
     }
 
-    private static func storedDiffers<R: Record>(_ a: R, _ other: some Any) -> Bool {
+    @usableFromInline static func storedDiffers<R: Record>(_ a: R, _ other: some Any) -> Bool {
         guard let b = other as? R else { return true }
         return RecordContent<R>.differs(a, b)
     }

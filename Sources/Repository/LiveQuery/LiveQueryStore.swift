@@ -8,6 +8,7 @@ import IdentifiedCollections
 /// into the list and re-placed in order. Membership is the database's: after announcements,
 /// the announced rows are read with the query's condition (or taken as the replication stream
 /// carried them), and the list changes in one update.
+@usableFromInline
 final class LiveQueryStore<Element: Identifiable & Equatable & Sendable>: VarPersistence, @unchecked Sendable
 where Element.ID: Comparable & Sendable {
     // @unchecked: all mutable state lives in `cell`, behind its lock.
@@ -15,7 +16,7 @@ where Element.ID: Comparable & Sendable {
 
     let source: QuerySource<Element>
     private let report: @Sendable (LiveRecordError) -> Void
-    private let cell: ObservedState<QueryState<Element>>
+    @usableFromInline let cell: ObservedState<QueryState<Element>>
     /// Held across an edit of the list and the edits of its stores that follow, so that edits
     /// made through the query at once reach the stores in the order the list took them: the
     /// next one reads the list only after the stores took (and showed back) this one, or a
@@ -26,7 +27,7 @@ where Element.ID: Comparable & Sendable {
     /// while it is held, the list's `cell` lock and then each member store's lock are taken
     /// and released, one at a time. Nothing takes it while holding either of those: a
     /// store's updates reach the list after the store's lock is released.
-    private let editOrder = Lock(recursive: true)
+    @usableFromInline let editOrder = Lock(recursive: true)
     /// Who hands read rows to this query's member stores (see ``QueryHandOver``): the router
     /// its reads go through, which hands over for all its queries at once; nil: the query itself.
     private let router: (any AnyObject & Sendable)?
@@ -46,9 +47,9 @@ where Element.ID: Comparable & Sendable {
     deinit { onRelease?(ObjectIdentifier(self)) }
 
     /// The mark of the hand-overs whose updates this query's member observers are not sent.
-    private var handingOver: AnyObject { router ?? self }
+    @usableFromInline var handingOver: AnyObject { router ?? self }
 
-    var state: LiveState { .live }
+    @usableFromInline var state: LiveState { .live }
 
     /// A handle onto the list.
     func handle() -> Var<Elements> {
@@ -61,7 +62,7 @@ where Element.ID: Comparable & Sendable {
     /// Waits for every member edited through the query (kept across calls: another task's
     /// `save()` must not take this one's edits away). Every member's edits are counted before
     /// it waits for any, so a failure while it waits for one member is thrown to it too.
-    func save() async throws {
+    @usableFromInline func save() async throws {
         let stores = cell.inspect { state in state.edited.compactMap { state.members[$0]?.store } }
         let tickets = stores.map { ($0, $0.enrolSave()) }
         var firstError: (any Error)?
@@ -121,7 +122,9 @@ where Element.ID: Comparable & Sendable {
 
     /// Makes the list what `read` found, in one update (the rows' stores are not given the
     /// rows here: see ``refresh(_:)``, or the router that read them for many queries).
-    func apply(_ read: QueryState<Element>.Read) {
+    /// `shown(i)` is what ``MemberStore/shown(_:readAs:)`` says of the read's `i`th matching
+    /// row (a router passes its stores' own, compiled for their type); nil: the store's.
+    @inlinable func apply(_ read: QueryState<Element>.Read, shown: ((Int) -> Element)? = nil) {
         var subscriptions: [Element.ID: Subscription] = [:]
         let members = cell.inspect { $0.members }
         for (element, store) in read.matching where members[element.id]?.store !== store {
@@ -138,9 +141,12 @@ where Element.ID: Comparable & Sendable {
         // the order `modify` and `membersChanged` take them in; none is held when this is called.
         let cancel = editOrder.withLock {
             cell.transition { state in
-                let current = QueryState<Element>.Read(checked: read.checked, matching: read.matching.map { element, store in
-                    (store.shown(element, readAs: read.number), store)
-                }, number: read.number)
+                var matching: [(element: Element, store: any MemberStore<Element>)] = []
+                matching.reserveCapacity(read.matching.count)
+                for (index, (element, store)) in read.matching.enumerated() {
+                    matching.append((shown?(index) ?? store.shown(element, readAs: read.number), store))
+                }
+                let current = QueryState<Element>.Read(checked: read.checked, matching: matching, number: read.number)
                 let (changed, cancel) = state.apply(current, subscriptions: subscriptions)
                 return (changed ? .some(.database) : .none, cancel)
             }
@@ -152,15 +158,16 @@ where Element.ID: Comparable & Sendable {
     /// read and the list's update (a local edit, a reverted one, a newer write) told the list
     /// before the read's older value went in, and applying the read to it may change nothing:
     /// show what the stores hold now. Usually nothing differs, and nobody hears of it.
-    func mirror(_ read: QueryState<Element>.Read) {
+    /// `value(i)` is the read's `i`th matching store's value (nil: asked of the store).
+    @inlinable func mirror(_ read: QueryState<Element>.Read, value: ((Int) -> Element)? = nil) {
         let matching = read.matching.map { (id: $0.element.id, store: $0.store) }
-        cell.transition { state in (state.mirror(matching) ? .some(.database) : .none, ()) }
+        cell.transition { state in (state.mirror(matching, value: value) ? .some(.database) : .none, ()) }
     }
 
     /// A member store changed: show its value as it is now — not the update's, which a newer
     /// read of the query may have overtaken while it was being delivered. Inside a batch of
     /// rows applied to stores (see ``MemberBatch``), with the batch's other members, after it.
-    private func memberChanged(_ id: Element.ID, _ update: Update<Element>) {
+    @usableFromInline func memberChanged(_ id: Element.ID, _ update: Update<Element>) {
         guard update.author != .deletion else { return }  // the query's own read removes it
         if MemberBatch.collect(id, author: update.author, of: self) { return }
         membersChanged([id], author: update.author)

@@ -32,24 +32,27 @@ extension LiveRepository {
         orderBy: [SortKey<R>] = []
     ) async throws -> Var<IdentifiedArrayOf<R>> where R.ID: Comparable {
         useEngine(.specialized(for: R.self))
-        return try await readAllRecords(type, where: condition, parameters: parameters, orderBy: orderBy)
+        return try await readAllRecords(type, where: condition, parameters: parameters, orderBy: orderBy, pass: .specialized)
     }
 
-    /// ``readAll(_:where:parameters:orderBy:)``, once the engine of `R`'s stores is registered.
+    /// ``readAll(_:where:parameters:orderBy:)``, once the engine of `R`'s stores is registered,
+    /// its router's `pass` compiled for `R`.
     @usableFromInline
     func readAllRecords<R: Record & Equatable>(
-        _ type: R.Type, where condition: String?, parameters: [any SQLValueConvertible], orderBy: [SortKey<R>]
+        _ type: R.Type, where condition: String?, parameters: [any SQLValueConvertible], orderBy: [SortKey<R>],
+        pass: RoutePass<R>
     ) async throws -> Var<IdentifiedArrayOf<R>> where R.ID: Comparable {
         let table = try await table(for: R.self)
         let predicate = try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue))
-        return try await routedQuery(table, predicate, orderBy: orderBy).handle()
+        return try await routedQuery(table, predicate, orderBy: orderBy, pass: pass).handle()
     }
 
     /// A live query over `table`'s rows matching `predicate`, loaded, and followed through the
     /// table's router.
     func routedQuery<R: Record & Equatable>(_ table: RecordTable<R>, _ predicate: QueryPredicate,
-                                            orderBy: [SortKey<R>] = []) async throws -> LiveQueryStore<R> where R.ID: Comparable {
+                                            orderBy: [SortKey<R>] = [], pass: RoutePass<R>? = nil) async throws -> LiveQueryStore<R> where R.ID: Comparable {
         let router = try await queryRouter(for: table)
+        if let pass { router.use(pass) }
         try await waitUntilListening()
         let query = LiveQueryStore(source: recordQuerySource(table, predicate), order: QueryOrder(keys: orderBy),
                                    router: router, onRelease: { [weak router] in router?.forget($0) }, report: report)
@@ -86,6 +89,12 @@ extension LiveRepository {
         return router
     }
 
+    /// Counts a statement that read `rows` rows again (see ``ReadCount``, ``LiveMetrics/rowsReread``).
+    @usableFromInline func countRead(rows: Int) {
+        reads.withLock { $0.queries += 1; $0.rows += rows }
+        metrics.rowsReread.increment(by: rows)
+    }
+
     /// How a query over records reads: the rows themselves, with whether each matches, in one
     /// statement per 1,000 ids — so the list, the stores and membership all come from one read.
     func recordQuerySource<R: Record & Equatable>(_ table: RecordTable<R>, _ predicate: QueryPredicate) -> QuerySource<R> where R.ID: Comparable {
@@ -96,8 +105,7 @@ extension LiveRepository {
             var matchingIDs: [R.ID] = [], notMatchingIDs: [R.ID] = []
             for (sql, values) in try predicate.selectRows(from: table.quoted, key: table.key, among: ids) {
                 let result = try await database.query(sql, values)
-                reads.withLock { $0.queries += 1; $0.rows += result.count }
-                metrics.rowsReread.increment(by: result.count)
+                countRead(rows: result.count)
                 guard !result.isEmpty else { continue }
                 let matches = try result.columnIndex(QueryPredicate.matchesColumn, decoding: Bool.self)
                 for ((record, version), row) in zip(try RecordTable<R>.decode(result), result) {

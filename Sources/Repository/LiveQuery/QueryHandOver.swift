@@ -15,7 +15,7 @@ import Foundation
     }()
 
     /// Runs `handOver` with the thread marked as `query`'s.
-    static func run(by query: AnyObject, _ handOver: () -> Void) {
+    @usableFromInline static func run(by query: AnyObject, _ handOver: () -> Void) {
         let previous = pthread_getspecific(key)
         pthread_setspecific(key, Unmanaged.passUnretained(query).toOpaque())
         defer { pthread_setspecific(key, previous) }

@@ -1,4 +1,5 @@
 /// A live store a query can hold as one of its elements: a record's or an aggregate's.
+@usableFromInline
 protocol MemberStore<Element>: VarPersistence {
     associatedtype Element
     /// The value all handles onto it share.

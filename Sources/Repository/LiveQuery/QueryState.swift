@@ -1,4 +1,4 @@
-import IdentifiedCollections
+public import IdentifiedCollections
 
 /// A live query's state as a plain value: its members in order, with the live store each
 /// element comes from, and the refreshes waiting to run.
@@ -6,34 +6,45 @@ import IdentifiedCollections
 /// Membership and the members' contents change in one transition (``apply(_:)``), from one
 /// read: every list the query publishes is one some run of the query returned, overlaid with
 /// this process's unsaved edits.
+@usableFromInline
 struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding where Element.ID: Comparable & Sendable {
-    typealias Elements = IdentifiedArray<Element.ID, Element>
+    @usableFromInline typealias Elements = IdentifiedArray<Element.ID, Element>
 
-    struct Member {
-        let store: any MemberStore<Element>
-        let subscription: Subscription
+    @usableFromInline struct Member {
+        @usableFromInline let store: any MemberStore<Element>
+        @usableFromInline let subscription: Subscription
+
+        @usableFromInline init(store: any MemberStore<Element>, subscription: Subscription) {
+            (self.store, self.subscription) = (store, subscription)
+        }
     }
 
     /// What one read found: the matching rows among those it checked, as elements with their stores.
-    struct Read {
+    @usableFromInline struct Read {
         /// The ids it checked; nil when the query was run whole.
-        let checked: [Element.ID]?
-        let matching: [(element: Element, store: any MemberStore<Element>)]
+        @usableFromInline let checked: [Element.ID]?
+        @usableFromInline let matching: [(element: Element, store: any MemberStore<Element>)]
         /// The read's number (see ``ReadSequence``); nil when it has none.
-        var number: UInt64? = nil
+        @usableFromInline var number: UInt64?
+
+        @usableFromInline init(checked: [Element.ID]?, matching: [(element: Element, store: any MemberStore<Element>)], number: UInt64? = nil) {
+            (self.checked, self.matching, self.number) = (checked, matching, number)
+        }
     }
 
-    let order: QueryOrder<Element>
-    private(set) var elements: Elements
-    private(set) var members: [Element.ID: Member] = [:]
+    // Internal, not private(set): the `@inlinable` transitions below set them, compiled in the
+    // caller's module for its record type (see ``RoutePass``).
+    @usableFromInline let order: QueryOrder<Element>
+    @usableFromInline var elements: Elements
+    @usableFromInline var members: [Element.ID: Member] = [:]
     /// Ids announced since the last read, and whether the whole query must run again.
     private(set) var pending: Set<Element.ID> = []
     private(set) var mustRerun = false
     private(set) var isRefreshing = false
     /// Members edited through the query (while they are members).
-    private(set) var edited: Set<Element.ID> = []
+    @usableFromInline var edited: Set<Element.ID> = []
 
-    var root: Elements { elements }
+    @usableFromInline var root: Elements { elements }
 
     init(order: QueryOrder<Element>) {
         self.order = order
@@ -63,7 +74,7 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
     /// Makes the checked rows' membership and contents what `read` found. `subscriptions`
     /// observe the stores of matching rows (made before, so no change is missed); the ones not
     /// needed, and those of members that left, are returned to be cancelled.
-    mutating func apply(_ read: Read, subscriptions: [Element.ID: Subscription]) -> (changed: Bool, cancel: [Subscription]) {
+    @inlinable mutating func apply(_ read: Read, subscriptions: [Element.ID: Subscription]) -> (changed: Bool, cancel: [Subscription]) {
         var cancel: [Subscription] = []
         var upserts: [Element.ID: Element] = [:]
         for (element, store) in read.matching {
@@ -92,11 +103,11 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
     }
 
     /// Shows what these member stores hold now, in one change; whether anything changed.
-    /// Non-members are left out.
-    mutating func mirror(_ stores: [(id: Element.ID, store: any MemberStore<Element>)]) -> Bool {
+    /// Non-members are left out. `value(i)` is the `i`th store's value (nil: asked of the store).
+    @inlinable mutating func mirror(_ stores: [(id: Element.ID, store: any MemberStore<Element>)], value valueAt: ((Int) -> Element)? = nil) -> Bool {
         var upserts: [Element.ID: Element] = [:]
-        for (id, store) in stores where members[id]?.store === store {
-            let value = store.value
+        for (index, (id, store)) in stores.enumerated() where members[id]?.store === store {
+            let value = valueAt?(index) ?? store.value
             if elements[id: id].map({ ElementEquality.differs($0, value) }) ?? true { upserts[id] = value }
         }
         return !upserts.isEmpty && place(upserts, removing: [])
@@ -127,7 +138,7 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
     // MARK: - Order
 
     /// Puts `upserts` where the order says and drops `removals`; whether anything changed.
-    private mutating func place(_ upserts: [Element.ID: Element], removing removals: Set<Element.ID>) -> Bool {
+    @inlinable mutating func place(_ upserts: [Element.ID: Element], removing removals: Set<Element.ID>) -> Bool {
         let changed = removals.contains { elements[id: $0] != nil } || upserts.contains { id, new in elements[id: id].map { ElementEquality.differs($0, new) } ?? true }
         guard changed else { return false }
         if upserts.count + removals.count > 32 {
@@ -142,7 +153,7 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
     /// Many changes at once, in about O(n + k log k) comparisons: members replaced in place;
     /// when some then stand out of order (or rows join or leave), those that stand out are
     /// taken out with the new ones and merged back in order.
-    private mutating func placeMany(_ upserts: [Element.ID: Element], removing removals: Set<Element.ID>) {
+    @inlinable mutating func placeMany(_ upserts: [Element.ID: Element], removing removals: Set<Element.ID>) {
         var fresh: [Element] = []
         var replaced: [Int] = []
         replaced.reserveCapacity(upserts.count)
@@ -197,9 +208,9 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
 
     /// `target = value` through a mutable access: an identified array's element is replaced in
     /// place (its id stays), where assigning through its subscript's setter would look it up again.
-    private static func assign(_ target: inout Element, _ value: Element) { target = value }
+    @inlinable static func assign(_ target: inout Element, _ value: Element) { target = value }
 
-    private mutating func placeOne(_ element: Element) {
+    @inlinable mutating func placeOne(_ element: Element) {
         if let index = elements.index(id: element.id) {
             let stays = (index == 0 || order.precedes(elements[index - 1], element))
                 && (index == elements.count - 1 || order.precedes(element, elements[index + 1]))

@@ -15,7 +15,7 @@ import Foundation
 /// `é` goes). Under a linguistic collation (ICU, a locale's) the server orders differently.
 public struct SortKey<Element>: Sendable {
     /// Negative, zero or positive as the first element goes before, with, or after the second.
-    let compare: @Sendable (Element, Element) -> Int
+    @usableFromInline let compare: @Sendable (Element, Element) -> Int
 
     /// Smaller values first.
     public static func ascending<Property: Comparable & SendableMetatype>(_ property: any KeyPath<Element, Property> & Sendable) -> SortKey {
@@ -88,17 +88,18 @@ public struct SortKey<Element>: Sendable {
 
 /// The total order of a live query's elements: its sort keys, then the id (a `String` id by
 /// its UTF-8 bytes, as the sort keys order strings).
+@usableFromInline
 struct QueryOrder<Element: Identifiable>: Sendable where Element.ID: Comparable {
-    let keys: [SortKey<Element>]
+    @usableFromInline let keys: [SortKey<Element>]
     /// Whether ids are strings, ordered by their bytes (decided once, not per comparison).
-    private let idsAreStrings: Bool
+    @usableFromInline let idsAreStrings: Bool
 
     init(keys: [SortKey<Element>]) {
         self.keys = keys
         idsAreStrings = Element.ID.self == String.self
     }
 
-    func precedes(_ first: Element, _ second: Element) -> Bool {
+    @inlinable func precedes(_ first: Element, _ second: Element) -> Bool {
         for key in keys {
             let result = key.compare(first, second)
             if result != 0 { return result < 0 }
@@ -109,7 +110,7 @@ struct QueryOrder<Element: Identifiable>: Sendable where Element.ID: Comparable 
     }
 
     /// Where `element` belongs in `sorted` (which must not contain it).
-    func insertionIndex(of element: Element, in sorted: some RandomAccessCollection<Element>) -> Int {
+    @inlinable func insertionIndex(of element: Element, in sorted: some RandomAccessCollection<Element>) -> Int {
         var low = 0, high = sorted.count
         while low < high {
             let middle = (low + high) / 2
@@ -124,9 +125,10 @@ struct QueryOrder<Element: Identifiable>: Sendable where Element.ID: Comparable 
 }
 
 /// Text in the order of its UTF-8 bytes: PostgreSQL's `C` collation.
+@usableFromInline
 enum TextOrder {
     /// Negative, zero or positive as `a`'s UTF-8 bytes go before, with or after `b`'s.
-    static func compare(_ a: String, _ b: String) -> Int {
+    @usableFromInline static func compare(_ a: String, _ b: String) -> Int {
         var (a, b) = (a, b)
         return a.withUTF8 { a in
             b.withUTF8 { b in

@@ -10,7 +10,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     // @unchecked: the save() waiters and the lease are only touched under `waiters`' lock; the
     // state lives in `cell`, behind its lock; the rest is immutable.
     @usableFromInline typealias Content = Table.Content
-    typealias Value = Content.Value
+    @usableFromInline typealias Value = Content.Value
 
     @usableFromInline let id: Table.ID
     @usableFromInline let table: Table
@@ -33,7 +33,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     }
 
     /// A store of the row `id`, which the identity map names `keyText` (``LiveRepository/keyText(_:)``).
-    init(id: Table.ID, keyText: String, committed: Committed<Content>, readAs sequenceNumber: UInt64, table: Table, context: LiveContext,
+    @usableFromInline init(id: Table.ID, keyText: String, committed: Committed<Content>, readAs sequenceNumber: UInt64, table: Table, context: LiveContext,
          committedChanged: (@Sendable (Committed<Content>) -> Void)? = nil) {
         self.id = id
         self.table = table
@@ -63,14 +63,14 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     /// The committed value and version, and whether the row exists.
     var committed: (Committed<Content>, LiveState) { cell.inspect { ($0.committed, $0.lifecycle) } }
     /// The value handles show.
-    var value: Value { cell.inspect { $0.value } }
+    @inlinable var value: Value { cell.inspect { $0.value } }
     /// The versions of the committed rows.
     var committedVersion: CommittedVersion? { cell.inspect { CommittedVersion(rows: Content.rowVersions($0.committed)) } }
 
     /// What a live query shows for `row`, read as number `number` (see ``MemberStore/shown(_:readAs:)``);
     /// the row alone when the local edits cannot be merged into it exactly (applying the row here
     /// then fails those edits, reported).
-    func shown(_ row: Value, readAs number: UInt64?) -> Value {
+    @inlinable func shown(_ row: Value, readAs number: UInt64?) -> Value {
         cell.inspect { state in
             if let number, state.appliedSequence > number { return state.value }
             return (try? state.overlayingLocalEdits(on: row)) ?? row

@@ -28,7 +28,7 @@ final class ReadSequence: Sendable {
 
     /// The number of a read about to start: at once, unless reads are held; then once they are
     /// released. (Not cancellable: a hold lasts one round trip, bounded by the feed's deadline.)
-    func nextRead() async -> UInt64 {
+    @usableFromInline func nextRead() async -> UInt64 {
         // Checked and drawn under the lock that `holdReads` takes: a number drawn after a hold
         // began (a streamed row's) is higher than any read's drawn before it.
         if let number = holds.withLock({ $0.count == 0 ? next() : nil }) { return number }

@@ -58,6 +58,10 @@ extension SyncContent where Version == Int64 {
 struct Committed<Content: SyncContent>: Sendable {
     @usableFromInline var value: Content.Value
     @usableFromInline var version: Content.Version
+
+    @usableFromInline init(value: Content.Value, version: Content.Version) {
+        (self.value, self.version) = (value, version)
+    }
 }
 
 /// What a transition of ``SyncState`` asks its owner to do, outside the lock.

@@ -1,4 +1,5 @@
 /// What keeps a `Var` in sync with a database; nil for a plain in-memory `Var`.
+@usableFromInline
 protocol VarPersistence: AnyObject, Sendable {
     /// Waits until every change made so far is durable; throws what failed since the last save.
     func save() async throws
@@ -9,7 +10,7 @@ protocol VarPersistence: AnyObject, Sendable {
 }
 
 extension VarPersistence {
-    var committedVersion: CommittedVersion? { nil }
+    @usableFromInline var committedVersion: CommittedVersion? { nil }
 }
 
 /// Whether the row behind a live `Var` still exists.

@@ -7,7 +7,7 @@ import Testing
 /// (see ``StoreEngine``).
 @Suite("Store engines")
 struct StoreEngineTests {
-    @Test("reading a record, or a live query of records, registers the engine made for its type, through which another process's change arrives; an aggregate's stores run through their own witnesses")
+    @Test("reading a record, or a live query of records, registers the engine made for its type (and the query's router, the pass made for it), through which another process's change arrives; an aggregate's stores run through their own witnesses")
     func registration() async throws {
         let database = try await TestServer.makeDatabase()
         _ = try await AddressBook.migrate(database)
@@ -32,6 +32,10 @@ struct StoreEngineTests {
         let member = try #require(fresh.stores.withLock { $0.values.flatMap(\.all) }.first)
         #expect(fresh.engines.withLock { $0.isRegistered(for: member) })
         #expect(all.value.count == 2)
+        let router = try #require(fresh.queryRouters.withLock { $0[ObjectIdentifier(Contact.self)] } as? RecordQueryRouter<Contact>)
+        #expect(router.routesSpecialized)
+        try await psql("UPDATE contacts SET name = 'Grace, changed elsewhere' WHERE id = 2; INSERT INTO contacts (id, name) VALUES (0, 'Edsger')", database: database)
+        #expect(try await eventually { all.value[id: 2]?.name == "Grace, changed elsewhere" && all.value.ids.elements == [0, 1, 2] })
 
         let person = try #require(stores().first { $0.storeKey.isAggregate })
         #expect(!registered(person))

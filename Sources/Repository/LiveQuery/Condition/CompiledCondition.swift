@@ -1,8 +1,9 @@
 /// A live query's condition ready to evaluate on a row in this process, with SQL's three-valued
 /// logic — or nil from ``compile(_:parameters:columns:)`` when the server must decide.
+@usableFromInline
 package struct CompiledCondition: Sendable {
     /// A column of the query's table, as conditions see it.
-    package struct Column: Sendable {
+    @usableFromInline package struct Column: Sendable {
         let kind: ConditionValue.Kind?
         /// Whether text compares in byte order (`C` or `POSIX` collation): `<` may be evaluated.
         let bytewiseOrder: Bool
@@ -33,7 +34,7 @@ package struct CompiledCondition: Sendable {
 
     let root: Node
     /// The columns it reads.
-    let columns: Set<String>
+    @usableFromInline let columns: Set<String>
     /// An equality every matching row satisfies — `column = constant`, or `column IN (…)`, as a
     /// term of the top-level AND — for indexing the query by it.
     let equality: (column: String, values: [ConditionValue])?
@@ -47,7 +48,7 @@ package struct CompiledCondition: Sendable {
     }
 
     /// Whether the row whose column values `value` gives (nil for NULL) matches: `(condition) IS TRUE`.
-    func matches(_ value: (String) -> ConditionValue?) -> Bool {
+    @usableFromInline func matches(_ value: (String) -> ConditionValue?) -> Bool {
         Self.evaluate(root, value) == true
     }
 

@@ -1,9 +1,10 @@
-package import Foundation
+public import Foundation
 
 /// A value a live query's condition compares in this process, compared as PostgreSQL compares
 /// it: integers as integers, `double precision` with NaN equal to itself and above
 /// every number, text byte by byte (what a deterministic collation's equality is), booleans
 /// `false` before `true`, UUIDs by their bytes. Types not listed here are left to the server.
+@usableFromInline
 package enum ConditionValue: Hashable, Sendable {
     case integer(Int64)
     case float(Double)
@@ -91,7 +92,7 @@ package enum ConditionValue: Hashable, Sendable {
 
     /// The value as an index key: equal values (to PostgreSQL) give equal keys. Floats are not
     /// indexed (0 and -0 are equal but differ in bits).
-    var indexKey: ConditionValue? {
+    @usableFromInline var indexKey: ConditionValue? {
         switch self {
         case .float, .opaque: return nil
         default: return self

@@ -7,25 +7,26 @@
 /// A changed row's candidates are the queries its values lead to, those scanned, those the
 /// server checks, and those that hold it now (it may have left them): finding them costs what
 /// the queries concerned cost, not what all of them do.
+@usableFromInline
 package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
     package init() {}
 
-    package typealias QueryID = ObjectIdentifier
+    @usableFromInline package typealias QueryID = ObjectIdentifier
 
     /// How a query's membership is decided.
-    package enum Check: Sendable {
+    @usableFromInline package enum Check: Sendable {
         case here(CompiledCondition)
         case server
     }
 
-    private(set) var checks: [QueryID: Check] = [:]
+    @usableFromInline private(set) var checks: [QueryID: Check] = [:]
     /// Column → value → the queries whose rows all hold that value there.
-    private var index: [String: [ConditionValue: Set<QueryID>]] = [:]
-    private(set) var scanned: Set<QueryID> = []
+    @usableFromInline private(set) var index: [String: [ConditionValue: Set<QueryID>]] = [:]
+    @usableFromInline private(set) var scanned: Set<QueryID> = []
     /// In registration order: their columns in the statement that reads changed rows.
-    private(set) var serverChecked: [QueryID] = []
+    @usableFromInline private(set) var serverChecked: [QueryID] = []
     /// Which queries hold which rows, and the reverse.
-    private var holders: [ID: Set<QueryID>] = [:]
+    @usableFromInline private(set) var holders: [ID: Set<QueryID>] = [:]
     private var held: [QueryID: Set<ID>] = [:]
 
     private(set) var pendingKeys: Set<ID> = []
@@ -150,7 +151,7 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
     /// run whole). `row` is nil for a row that is gone: it leaves the queries that hold it. The
     /// queries the server checks take their answer from `server`; those it has none for
     /// (registered after the statement was made: their first run reads the row) are left out.
-    package func verdicts(for id: ID, row: inout (some ConditionRow)?, server: [QueryID: Bool]) -> [(query: QueryID, member: Bool?)] {
+    @inlinable package func verdicts(for id: ID, row: inout (some ConditionRow)?, server: [QueryID: Bool]) -> [(query: QueryID, member: Bool?)] {
         let holding = holders[id] ?? []
         guard row != nil else { return holding.map { ($0, false) } }
         var found = holding.union(scanned)

@@ -6,7 +6,7 @@ extension RecordQueryRouter {
     /// checks — and gives each query the rows it may concern, in one update each; then the rows
     /// to their stores, once. Of the keys in `streamed` (their latest change, which carried the
     /// row), those whose rows can be used as they are are not read.
-    func route(_ keys: [R.ID], streamed: [R.ID: Change] = [:]) async throws {
+    @inlinable func route(_ keys: [R.ID], streamed: [R.ID: Change] = [:]) async throws {
         guard let repository else { return }
         var rows: [R.ID: Committed<RecordContent<R>>] = [:]
         var reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])] = [:]
@@ -48,8 +48,7 @@ extension RecordQueryRouter {
                 (sql, values, serverColumns, _) = try statement(chunk, serverChecks: false)
                 result = try await repository.database.query(sql, values)
             }
-            repository.reads.withLock { $0.queries += 1; $0.rows += result.count }
-            repository.metrics.rowsReread.increment(by: result.count)
+            repository.countRead(rows: result.count)
             guard !result.isEmpty else { continue }
             let positions = Dictionary(result.columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
             let serverPositions = serverColumns.compactMapValues { positions[$0] }
@@ -76,7 +75,7 @@ extension RecordQueryRouter {
     /// the stream carried but which was read (`readStreamed`) is told of the change first, as
     /// the feed tells stores no query routes for: from the version the read shows, it can take
     /// the stream's next row.
-    private func deliver(_ reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])],
+    @inlinable func deliver(_ reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])],
                          rows: [R.ID: Committed<RecordContent<R>>], keys: [R.ID],
                          fromStream: [R.ID: (lease: StoreLease<RecordTable<R>>?, change: Change)],
                          readStreamed: [R.ID: Change], readAs number: UInt64) async throws {
@@ -92,23 +91,27 @@ extension RecordQueryRouter {
         leaseByID.reserveCapacity(stores.count + fromStream.count)
         for lease in stores { leaseByID[lease.id] = lease }
         for (id, streamed) in fromStream { leaseByID[id] = streamed.lease }
-        var applied: [(LiveQueryStore<R>, QueryState<R>.Read)] = []
+        var applied: [(LiveQueryStore<R>, QueryState<R>.Read, [LiveStore<RecordTable<R>>])] = []
         for (id, found) in reads {
             guard let query = liveQuery(id) else { continue }
             var matching: [(element: R, store: any MemberStore<R>)] = []
+            var matchingStores: [LiveStore<RecordTable<R>>] = []
             var matchingKeys = Set<R.ID>()
             matching.reserveCapacity(found.matching.count)
+            matchingStores.reserveCapacity(found.matching.count)
             matchingKeys.reserveCapacity(found.matching.count)
             for key in found.matching {
                 guard let lease = leaseByID[key], let row = rows[key] else { continue }
                 // Shown with the store's local edits when applied (``MemberStore/shown(_:readAs:)``).
                 matching.append((row.value, lease))
+                matchingStores.append(lease.store)
                 matchingKeys.insert(row.value.id)
             }
             let read = QueryState<R>.Read(checked: found.checked, matching: matching, number: number)
-            query.apply(read)
+            // The stores asked as what they are, not through `MemberStore`: compiled for `R`.
+            query.apply(read) { [matchingStores] in matchingStores[$0].shown(read.matching[$0].element, readAs: number) }
             record(id, checked: found.checked, matching: matchingKeys)
-            applied.append((query, read))
+            applied.append((query, read, matchingStores))
         }
         let others = keys.filter { leaseByID[$0] == nil && fromStream[$0] == nil }
         let held = zip(others, heldStores(others, in: repository)).map { (id: $0, store: $1?.store) }
@@ -130,7 +133,7 @@ extension RecordQueryRouter {
                 if outcome.stale { stale.append(store) }
             }
         }
-        for (query, read) in applied { query.mirror(read) }
+        for (query, read, stores) in applied { query.mirror(read) { stores[$0].value } }
         if taken > 0, let lease = fromStream.values.first(where: { $0.lease != nil })?.lease { lease.store.countStreamed(taken) }
         // A live value that changed since its row was chosen (a write of its own began): read.
         repository.scheduleRefresh(stale)
@@ -139,7 +142,7 @@ extension RecordQueryRouter {
     /// The statement reading these rows, with a match column (named in `serverColumns`) for each
     /// query the server checks; queries whose conditions could not join it (too many
     /// parameters for one statement, a condition that cannot be renumbered) are `skipped`.
-    private func statement(_ ids: [R.ID], serverChecks: Bool = true) throws -> (String, [SQLValue], serverColumns: [ObjectIdentifier: String], skipped: Set<ObjectIdentifier>) {
+    @usableFromInline func statement(_ ids: [R.ID], serverChecks: Bool = true) throws -> (String, [SQLValue], serverColumns: [ObjectIdentifier: String], skipped: Set<ObjectIdentifier>) {
         var values = try table.key.arrays(of: ids)
         var select = [RowVersion.rowAndVersion]
         var serverColumns: [ObjectIdentifier: String] = [:]

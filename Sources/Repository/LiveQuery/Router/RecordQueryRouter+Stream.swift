@@ -1,21 +1,21 @@
 /// Which rows from the logical replication stream the router places as they are.
 extension RecordQueryRouter {
     /// The most streamed rows one batch places as they are; a larger batch is read, in one
-    /// statement per 1,000 rows. Placing a row costs this process about 20 µs more than reading
-    /// it in a large batch does (generic code unspecialized for the record type: issue 30), so a
-    /// large statement is cheaper read; a few rows are cheaper placed than a round trip.
-    /// (`bench --only replication`, 5,000-row UPDATE under a 10,000-row query: placed, 271–282 ms;
-    /// read, 194–208 ms.)
-    static var mostStreamedRowsPlaced: Int { 100 }
+    /// statement per 1,000 rows. Placing a row cost this process about 20 µs more than reading
+    /// it in a large batch did, so a large statement is cheaper read; a few rows are cheaper
+    /// placed than a round trip. (`bench --only replication`, 5,000-row UPDATE under a
+    /// 10,000-row query: placed, 271–282 ms; read, 194–208 ms — measured before the router's
+    /// pass was compiled for the record type, ``RoutePass``.)
+    @usableFromInline static var mostStreamedRowsPlaced: Int { 100 }
 
     /// A row the stream carried, decoded, with its values for the conditions evaluated here,
     /// and the live value (if any) that takes it.
-    struct UsableStreamedRow {
-        let id: R.ID
-        let committed: Committed<RecordContent<R>>
-        var values: ResultRowValues?
-        let lease: StoreLease<RecordTable<R>>?
-        let change: Change
+    @usableFromInline struct UsableStreamedRow {
+        @usableFromInline let id: R.ID
+        @usableFromInline let committed: Committed<RecordContent<R>>
+        @usableFromInline var values: ResultRowValues?
+        @usableFromInline let lease: StoreLease<RecordTable<R>>?
+        @usableFromInline let change: Change
     }
 
     /// Of the rows in these changes (each key's latest, which carried its row), those placed as
@@ -25,7 +25,7 @@ extension RecordQueryRouter {
     /// hold the stream's previous version of the row: see
     /// ``SyncState/streamed(_:version:at:row:sequence:)``); or it enters a query with no live
     /// value yet, which needs one. So a list and its members' values come from the same rows.
-    func usableStreamedRows(_ changes: [R.ID: Change]) -> [UsableStreamedRow] {
+    @usableFromInline func usableStreamedRows(_ changes: [R.ID: Change]) -> [UsableStreamedRow] {
         guard let repository, let expected = table.streamColumns, serverCheckedCount == 0 else { return [] }
         let rows = changes.compactMap { id, change in change.row.map { (id: id, row: $0, change: change) } }
         let held = heldStores(rows.map(\.id), in: repository)
@@ -53,7 +53,7 @@ extension RecordQueryRouter {
 
     /// The leases of the live stores `repository` holds for these rows (nil where it holds
     /// none), in order, under one lock.
-    func heldStores(_ ids: [R.ID], in repository: LiveRepository) -> [StoreLease<RecordTable<R>>?] {
+    @usableFromInline func heldStores(_ ids: [R.ID], in repository: LiveRepository) -> [StoreLease<RecordTable<R>>?] {
         repository.stores.withLock { stores in
             ids.map { stores[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.lease(as: StoreLease<RecordTable<R>>.self) }
         }

@@ -7,13 +7,17 @@ import IdentifiedCollections
 /// evaluate (``CompiledCondition``), by one statement for all the others. Reads run one at a
 /// time, in order: a query's whole runs (its first load, after an outage) go through the same
 /// loop, so no read overtakes another.
+@usableFromInline
 final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where R.ID: Comparable {
-    // @unchecked: `routes` and `queries` are Locked values; the rest is immutable.
-    let table: RecordTable<R>
-    let columns: [String: CompiledCondition.Column]
+    // @unchecked: `routes`, `queries` and `specializedRoute` are Locked values; the rest is immutable.
+    @usableFromInline let table: RecordTable<R>
+    @usableFromInline let columns: [String: CompiledCondition.Column]
     /// Weak: the repository holds its routers; a loop that outlives it stops.
-    private(set) weak var repository: LiveRepository?
-    private let routes = Locked(QueryRoutes<R.ID>())
+    @usableFromInline private(set) weak var repository: LiveRepository?
+    @usableFromInline let routes = Locked(QueryRoutes<R.ID>())
+    /// ``route(_:streamed:)`` compiled for `R` where a public entry point named it (see
+    /// ``RoutePass``); nil until one did: the loop then runs the library's unspecialized code.
+    private let specializedRoute = Locked<RoutePass<R>?>(nil)
     /// The queries, held weakly (a query lives while its handles do), with their conditions and
     /// the first loads waiting for their run.
     private let queries = Locked<[ObjectIdentifier: Entry]>([:])
@@ -85,18 +89,30 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
     /// How many queries are registered, and how many of them the server checks (for tests and
     /// measurements).
     var count: Int { routes.withLock { $0.checks.count } }
-    var serverCheckedCount: Int { routes.withLock { $0.serverChecked.count } }
+    @usableFromInline var serverCheckedCount: Int { routes.withLock { $0.serverChecked.count } }
 
     private func startLoop() {
         Task { await loop() }
     }
+
+    /// Routes rows with `pass` from now on (see ``RoutePass``).
+    func use(_ pass: RoutePass<R>) {
+        specializedRoute.withLock { $0 = $0 ?? pass }
+    }
+
+    /// Whether a pass compiled for `R` routes the rows (for tests).
+    var routesSpecialized: Bool { specializedRoute.withLock { $0 != nil } }
 
     private func loop() async {
         while let (fullRuns, keys, streamed) = routes.withLock({ $0.next() }) {
             for id in fullRuns { await runWhole(id) }
             guard !keys.isEmpty else { continue }
             do {
-                try await route(keys, streamed: streamed)
+                if let pass = specializedRoute.withLock({ $0 }) {
+                    try await pass.route(self, keys, streamed)
+                } else {
+                    try await route(keys, streamed: streamed)
+                }
             } catch {
                 repository?.report(.refreshFailed(table: table.qualifiedName, error))
             }
@@ -121,7 +137,7 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
     }
 
     /// The query registered as `id`, or nil (and forgotten) when it is gone.
-    func liveQuery(_ id: ObjectIdentifier) -> LiveQueryStore<R>? {
+    @usableFromInline func liveQuery(_ id: ObjectIdentifier) -> LiveQueryStore<R>? {
         if let query = queries.withLock({ $0[id]?.query }) { return query }
         queries.withLock { $0[id] = nil }
         routes.withLock { $0.remove(id) }
@@ -136,17 +152,17 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
 
     /// The queries a read row concerns, and whether it is a member of each (see
     /// ``QueryRoutes/verdicts(for:row:server:)``).
-    func verdicts(for id: R.ID, row: inout ResultRowValues?, server: [ObjectIdentifier: Bool]) -> [(query: ObjectIdentifier, member: Bool?)] {
+    @inlinable func verdicts(for id: R.ID, row: inout ResultRowValues?, server: [ObjectIdentifier: Bool]) -> [(query: ObjectIdentifier, member: Bool?)] {
         routes.withLock { $0.verdicts(for: id, row: &row, server: server) }
     }
 
     /// After a query applied a read: who holds what.
-    func record(_ query: ObjectIdentifier, checked: [R.ID], matching: Set<R.ID>) {
+    @usableFromInline func record(_ query: ObjectIdentifier, checked: [R.ID], matching: Set<R.ID>) {
         routes.withLock { $0.record(query, checked: checked, matching: matching) }
     }
 
     /// A query that must run whole (a row's value could not be read for its condition).
-    func mustRunWhole(_ query: ObjectIdentifier) {
+    @usableFromInline func mustRunWhole(_ query: ObjectIdentifier) {
         if routes.withLock({ $0.rerun(query) }) { startLoop() }
     }
 }
@@ -160,4 +176,22 @@ extension RecordQueryRouter: AnyLiveQuery {
     var tableName: String { table.qualifiedName }
     /// While it routes for some query: a router outlives its queries.
     func follows(_ table: String) -> Bool { table == self.table.qualifiedName && count > 0 }
+}
+
+/// A router's pass over changed rows (``RecordQueryRouter/route(_:streamed:)``), compiled where
+/// the record type is known: the public entry point that makes a live query is `@inlinable`
+/// and makes it, so the pass — and the `@inlinable` per-row path below it — runs specialized
+/// for the user's type, as ``StoreEngine`` does for live records.
+@usableFromInline
+struct RoutePass<R: Record & Equatable>: Sendable where R.ID: Comparable {
+    let route: @Sendable (RecordQueryRouter<R>, [R.ID], [R.ID: Change]) async throws -> Void
+
+    /// The pass, made where this is inlined: in the caller's module, for the caller's `R`.
+    @inlinable static var specialized: RoutePass {
+        RoutePass { router, keys, streamed in try await router.route(keys, streamed: streamed) }
+    }
+
+    @usableFromInline init(route: @escaping @Sendable (RecordQueryRouter<R>, [R.ID], [R.ID: Change]) async throws -> Void) {
+        self.route = route
+    }
 }
