@@ -133,3 +133,33 @@ public enum ChangeFeedEvent: Sendable, Hashable {
     /// forged, or from an unknown sender). Nothing was done with it.
     case ignored(payload: String, reason: String)
 }
+
+extension ChangeKey {
+    /// The key as a record's id type, or nil if it cannot be one (a forged announcement).
+    /// Inlinable: this runs once per announced row, and compiled for the id type (as a live
+    /// query's router is, see ``RoutePass``) the usual keys cost no dynamic cast.
+    @inlinable func decode<ID: Decodable>(as _: ID.Type) -> ID? {
+        switch self {
+        case .integer(let value):
+            if let id = value as? ID ?? Int(exactly: value) as? ID { return id }
+        case .text(let value):
+            if let id = value as? ID ?? UUID(uuidString: value) as? ID { return id }
+        case .composite:
+            return nil  // a struct of key columns: see ``TableKey/id(from:as:)``
+        }
+        return decodeAsJSON(as: ID.self)
+    }
+
+    /// The key as a JSON number or string, decoded as `ID` (a wrapper type, say).
+    @usableFromInline func decodeAsJSON<ID: Decodable>(as _: ID.Type) -> ID? {
+        let json: String
+        switch self {
+        case .integer(let value): json = String(value)
+        case .text(let value):
+            guard let quoted = try? JSONEncoder().encode(value) else { return nil }
+            json = String(decoding: quoted, as: UTF8.self)
+        case .composite: return nil
+        }
+        return try? JSONDecoder().decode(ID.self, from: Data(json.utf8))
+    }
+}

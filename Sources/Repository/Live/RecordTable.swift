@@ -10,7 +10,7 @@ struct RecordTable<R: Record>: Sendable {
     /// The name for SQL text: schema and table quoted one by one.
     let quoted: String
     /// The table's primary key.
-    let key: TableKey
+    @usableFromInline let key: TableKey
     /// The statements that read one row, and many, by key (built once: a read is hot).
     private let selectOne: String
     private let selectMany: String

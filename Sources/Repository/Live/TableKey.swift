@@ -7,6 +7,7 @@ import Foundation
 /// a struct whose properties are those columns in key order (named by the record's
 /// ``ColumnNaming``): `struct ID: Hashable, Codable { var projectId: Int64; var userId: String }`
 /// for `PRIMARY KEY (project_id, user_id)`.
+@usableFromInline
 struct TableKey: Sendable {
     /// The key's columns, in the primary key's order.
     let columns: [String]
@@ -73,8 +74,13 @@ struct TableKey: Sendable {
     }
 
     /// An announced key as an id, or nil when it cannot be one (a forged announcement).
-    func id<ID: Decodable>(from key: ChangeKey, as _: ID.Type) -> ID? {
+    @inlinable func id<ID: Decodable>(from key: ChangeKey, as _: ID.Type) -> ID? {
         guard case .composite(let parts) = key else { return key.decode(as: ID.self) }
+        return id(fromParts: parts, as: ID.self)
+    }
+
+    /// The key of several columns as an id struct, or nil.
+    @usableFromInline func id<ID: Decodable>(fromParts parts: [ChangeKey], as _: ID.Type) -> ID? {
         guard parts.count == columns.count else { return nil }
         let byColumn = Dictionary(uniqueKeysWithValues: zip(columns, parts))
         return try? ID(from: KeyDecoder(values: byColumn, naming: naming))

@@ -209,27 +209,3 @@ struct RoutedStores: Hashable {
         store.tableName == table && ObjectIdentifier(type(of: store)) == storeType
     }
 }
-
-extension ChangeKey {
-    /// The key as a record's id type, or nil if it cannot be one (a forged announcement).
-    func decode<ID: Decodable>(as _: ID.Type) -> ID? {
-        // The usual key types directly: this runs once per announced row.
-        switch self {
-        case .integer(let value):
-            if let id = value as? ID ?? Int(exactly: value) as? ID { return id }
-        case .text(let value):
-            if let id = value as? ID ?? UUID(uuidString: value) as? ID { return id }
-        case .composite:
-            return nil  // a struct of key columns: see ``TableKey/id(from:as:)``
-        }
-        let json: String
-        switch self {
-        case .integer(let value): json = String(value)
-        case .text(let value):
-            guard let quoted = try? JSONEncoder().encode(value) else { return nil }
-            json = String(decoding: quoted, as: UTF8.self)
-        case .composite: return nil
-        }
-        return try? JSONDecoder().decode(ID.self, from: Data(json.utf8))
-    }
-}

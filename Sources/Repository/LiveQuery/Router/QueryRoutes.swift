@@ -27,19 +27,19 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
     @usableFromInline private(set) var serverChecked: [QueryID] = []
     /// Which queries hold which rows, and the reverse.
     @usableFromInline private(set) var holders: [ID: Set<QueryID>] = [:]
-    private var held: [QueryID: Set<ID>] = [:]
+    @usableFromInline private(set) var held: [QueryID: Set<ID>] = [:]
 
-    private(set) var pendingKeys: Set<ID> = []
+    @usableFromInline private(set) var pendingKeys: Set<ID> = []
     /// The latest change of each pending key, when the replication stream carried its row
     /// whole: such a row may be routed as it is, with no read. A later change of the row that
     /// the stream did not carry whole (or a notification) drops it, and the row is read.
-    private(set) var streamed: [ID: Change] = [:]
-    private(set) var fullRuns: Set<QueryID> = []
+    @usableFromInline private(set) var streamed: [ID: Change] = [:]
+    @usableFromInline private(set) var fullRuns: Set<QueryID> = []
     /// Queries whose last whole run failed (their condition failed on some row, say): they run
     /// whole again with the next change of the table — the one that may have fixed that row —
     /// since until one succeeds, the rows of the statement that failed them are not theirs.
-    private(set) var failedRuns: Set<QueryID> = []
-    private(set) var isRunning = false
+    @usableFromInline private(set) var failedRuns: Set<QueryID> = []
+    @usableFromInline private(set) var isRunning = false
 
     /// The columns some query is indexed by.
     var indexedColumns: [String] { Array(index.keys) }
@@ -94,7 +94,7 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
 
     /// Rows with these keys changed, in this order (`change` nil: a bare announcement); true
     /// when the caller must start the loop.
-    mutating func announce(_ changes: some Sequence<(id: ID, change: Change?)>) -> Bool {
+    @inlinable mutating func announce(_ changes: some Sequence<(id: ID, change: Change?)>) -> Bool {
         for (id, change) in changes {
             pendingKeys.insert(id)
             streamed[id] = change?.row == nil ? nil : change
@@ -139,7 +139,7 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
         failedRuns.insert(query)
     }
 
-    private mutating func start() -> Bool {
+    @usableFromInline mutating func start() -> Bool {
         defer { isRunning = true }
         return !isRunning
     }
@@ -179,7 +179,7 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
 
     /// After `query` applied a read that checked `checked` (nil: ran whole) and found
     /// `matching` among them: who holds what.
-    package mutating func record(_ query: QueryID, checked: [ID]?, matching: Set<ID>) {
+    @inlinable package mutating func record(_ query: QueryID, checked: [ID]?, matching: Set<ID>) {
         guard checks[query] != nil else { return }
         let left = checked.map { Set($0).subtracting(matching) } ?? held[query, default: []].subtracting(matching)
         for id in left {

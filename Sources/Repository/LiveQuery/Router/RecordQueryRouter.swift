@@ -77,6 +77,12 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
 
     /// Rows of the table changed (in this order): announced, or streamed with their rows.
     func changed(_ changes: [Change]) {
+        guard let pass = specializedRoute.withLock({ $0 }) else { return announce(changes) }
+        pass.announce(self, changes)
+    }
+
+    /// ``changed(_:)``'s work: the keys as ids, queued for the loop.
+    @inlinable func announce(_ changes: [Change]) {
         let ids = changes.compactMap { change in table.key.id(from: change.key, as: R.ID.self).map { (id: $0, change: Optional(change)) } }
         if routes.withLock({ $0.announce(ids) }) { startLoop() }
     }
@@ -91,7 +97,7 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
     var count: Int { routes.withLock { $0.checks.count } }
     @usableFromInline var serverCheckedCount: Int { routes.withLock { $0.serverChecked.count } }
 
-    private func startLoop() {
+    @usableFromInline func startLoop() {
         Task { await loop() }
     }
 
@@ -157,7 +163,7 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
     }
 
     /// After a query applied a read: who holds what.
-    @usableFromInline func record(_ query: ObjectIdentifier, checked: [R.ID], matching: Set<R.ID>) {
+    @inlinable func record(_ query: ObjectIdentifier, checked: [R.ID], matching: Set<R.ID>) {
         routes.withLock { $0.record(query, checked: checked, matching: matching) }
     }
 
@@ -184,14 +190,17 @@ extension RecordQueryRouter: AnyLiveQuery {
 /// for the user's type, as ``StoreEngine`` does for live records.
 @usableFromInline
 struct RoutePass<R: Record & Equatable>: Sendable where R.ID: Comparable {
+    /// Queues announced rows (``RecordQueryRouter/announce(_:)``): their keys made ids.
+    let announce: @Sendable (RecordQueryRouter<R>, [Change]) -> Void
     let route: @Sendable (RecordQueryRouter<R>, [R.ID], [R.ID: Change]) async throws -> Void
 
     /// The pass, made where this is inlined: in the caller's module, for the caller's `R`.
     @inlinable static var specialized: RoutePass {
-        RoutePass { router, keys, streamed in try await router.route(keys, streamed: streamed) }
+        RoutePass(announce: { $0.announce($1) }, route: { router, keys, streamed in try await router.route(keys, streamed: streamed) })
     }
 
-    @usableFromInline init(route: @escaping @Sendable (RecordQueryRouter<R>, [R.ID], [R.ID: Change]) async throws -> Void) {
-        self.route = route
+    @usableFromInline init(announce: @escaping @Sendable (RecordQueryRouter<R>, [Change]) -> Void,
+                           route: @escaping @Sendable (RecordQueryRouter<R>, [R.ID], [R.ID: Change]) async throws -> Void) {
+        (self.announce, self.route) = (announce, route)
     }
 }
