@@ -17,6 +17,7 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
     @usableFromInline let routes = Locked(QueryRoutes<R.ID>())
     /// ``route(_:streamed:)`` compiled for `R` where a public entry point named it (see
     /// ``RoutePass``); nil until one did: the loop then runs the library's unspecialized code.
+    /// A leaf lock: taken with or without others held, and nothing is taken under it.
     private let specializedRoute = Locked<RoutePass<R>?>(nil)
     /// The queries, held weakly (a query lives while its handles do), with their conditions and
     /// the first loads waiting for their run.
@@ -192,6 +193,7 @@ extension RecordQueryRouter: AnyLiveQuery {
 struct RoutePass<R: Record & Equatable>: Sendable where R.ID: Comparable {
     /// Queues announced rows (``RecordQueryRouter/announce(_:)``): their keys made ids.
     let announce: @Sendable (RecordQueryRouter<R>, [Change]) -> Void
+    /// Routes the rows with these keys (``RecordQueryRouter/route(_:streamed:)``).
     let route: @Sendable (RecordQueryRouter<R>, [R.ID], [R.ID: Change]) async throws -> Void
 
     /// The pass, made where this is inlined: in the caller's module, for the caller's `R`.
