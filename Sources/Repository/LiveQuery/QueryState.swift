@@ -32,17 +32,15 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         }
     }
 
-    // Internal, not private(set): the `@inlinable` transitions below set them, compiled in the
-    // caller's module for its record type (see ``RoutePass``).
     @usableFromInline let order: QueryOrder<Element>
-    @usableFromInline var elements: Elements
-    @usableFromInline var members: [Element.ID: Member] = [:]
+    @usableFromInline private(set) var elements: Elements
+    @usableFromInline private(set) var members: [Element.ID: Member] = [:]
     /// Ids announced since the last read, and whether the whole query must run again.
     private(set) var pending: Set<Element.ID> = []
     private(set) var mustRerun = false
     private(set) var isRefreshing = false
     /// Members edited through the query (while they are members).
-    @usableFromInline var edited: Set<Element.ID> = []
+    @usableFromInline private(set) var edited: Set<Element.ID> = []
 
     @usableFromInline var root: Elements { elements }
 
