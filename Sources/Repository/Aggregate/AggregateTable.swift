@@ -5,6 +5,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
     let child: RecordTable<A.Child>
 
     @usableFromInline var qualifiedName: String { root.qualifiedName }
+    @usableFromInline var shownName: String { root.shownName }
     private var parent: String { SQLIdentifier.quoted(A.parentColumn) }
     private var position: String { SQLIdentifier.quoted(A.positionColumn) }
 

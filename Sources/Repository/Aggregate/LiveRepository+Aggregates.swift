@@ -14,7 +14,7 @@ extension LiveRepository {
     public func read<A: Aggregate>(_ type: A.Type = A.self, id: A.ID) async throws -> Var<A> {
         let table = try await aggregateTable(for: A.self)
         guard let store = try await aggregateStores(table, ids: [id]).first else {
-            throw LiveRecordError.notFound(table: table.qualifiedName, key: Self.keyText(id))
+            throw LiveRecordError.notFound(table: table.shownName, key: Self.keyText(id))
         }
         return store.handle()
     }
@@ -32,7 +32,7 @@ extension LiveRepository {
         // over the root table — so a changed root row is read once for all such queries.
         let roots = try await routedQuery(table.root, try QueryPredicate(condition: condition, parameters: parameters.map(\.sqlValue)))
         let membership = AggregateMembership(roots, table: table.root)
-        let source = QuerySource<A>(table: table.qualifiedName, key: table.root.key) { [weak self] ids in
+        let source = QuerySource<A>(table: table.qualifiedName, shownTable: table.shownName, key: table.root.key) { [weak self] ids in
             // Contents from the aggregates' own stores, which re-read themselves when any of
             // their rows changes.
             let members = membership.members(among: ids)

@@ -6,6 +6,8 @@ import Foundation
 protocol AnyLiveStore: AnyObject, Sendable {
     var keyText: String { get }
     var tableName: String { get }
+    /// The table as messages name it (``RecordTable/shownName``).
+    var shownTableName: String { get }
     /// Whether the row still exists.
     var state: LiveState { get }
     /// Whether edits made here are not yet committed, superseded or failed.
@@ -34,6 +36,7 @@ protocol AnyLiveStore: AnyObject, Sendable {
 
 extension LiveStore: AnyLiveStore {
     @usableFromInline var tableName: String { table.qualifiedName }
+    @usableFromInline var shownTableName: String { table.shownName }
     @usableFromInline var storeKey: LiveRepository.StoreKey { .init(table: table.qualifiedName, key: keyText, isAggregate: Table.holdsAggregates) }
 
     @usableFromInline func isStale(afterChildChange change: Change) -> Bool? {

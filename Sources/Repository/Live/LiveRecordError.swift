@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a live record could not be read or written.
 public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     /// No row has this key.
@@ -38,26 +40,44 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     /// One sentence.
     public var description: String {
         switch self {
-        case .notFound(let table, let key): "no row in \(Self.shown(table)) has id \(Self.shown(key))"
-        case .deleted(let table, let key): "\(Self.shown(table)) row \(Self.shown(key)) was deleted; the write was reverted"
+        case .notFound(let table, let key): "no row in \(Self.shown(table: table)) has \(Self.compositeParts(key) == nil ? "id" : "key") \(Self.shown(key: key))"
+        case .deleted(let table, let key): "\(Self.shown(table: table)) row \(Self.shown(key: key)) was deleted; the write was reverted"
         case .writeFailed(let table, let key, let error) where mayHaveCommitted:
-            "writing \(Self.shown(table)) row \(Self.shown(key)) may have committed: the connection was lost after the UPDATE was sent; the handle shows the row as last read until it is read again: \(error)"
-        case .writeFailed(let table, let key, let error): "writing \(Self.shown(table)) row \(Self.shown(key)) failed and was reverted: \(error)"
+            "writing \(Self.shown(table: table)) row \(Self.shown(key: key)) may have committed: the connection was lost after the UPDATE was sent; the handle shows the row as last read until it is read again: \(error)"
+        case .writeFailed(let table, let key, let error): "writing \(Self.shown(table: table)) row \(Self.shown(key: key)) failed and was reverted: \(error)"
         case .conflict(let table, let key, let columns, _, _, let policy):
-            "\(Self.shown(table)) row \(Self.shown(key)): another writer changed \(columns.map { Self.shown($0) }.joined(separator: ", ")) first; \(policy == .databaseWins ? "the database's values were kept" : "this process's values were written")"
+            "\(Self.shown(table: table)) row \(Self.shown(key: key)): another writer changed \(columns.map { Self.shown($0) }.joined(separator: ", ")) first; \(policy == .databaseWins ? "the database's values were kept" : "this process's values were written")"
         case .changeFeedDisconnected(let error) where error.kind == .invalidConfiguration:
             "the change feed cannot follow changes, and tries again: \(error)"
         case .changeFeedDisconnected(let error): "the change feed lost its connection and is reconnecting: \(error)"
         case .changeFeedReconnected: "the change feed is listening again; live rows are brought up to date (re-read, or from the changes a resumed replication slot delivers)"
-        case .refreshFailed(let table, let error): "re-reading changed rows of \(Self.shown(table)) failed: \(error)"
+        case .refreshFailed(let table, let error): "re-reading changed rows of \(Self.shown(table: table)) failed: \(error)"
         case .membershipIsReadOnly(let table):
-            "a live query over \(Self.shown(table)) was restored: rows join or leave it through the database and are placed by its order, not by editing the result"
+            "a live query over \(Self.shown(table: table)) was restored: rows join or leave it through the database and are placed by its order, not by editing the result"
         }
     }
 
-    /// A table, key or column as a message shows it: plain when plain, otherwise quoted, with
+    /// A key or column as a message shows it: plain when plain, otherwise quoted, with
     /// control characters escaped (`"odd \"name\""`).
     private static func shown(_ name: String) -> String { TerminalText.name(name) }
+
+    /// A table as a message shows it: the library names tables with each part quoted where it
+    /// needs to be (`public."odd.name"`), which is shown as it is, control characters escaped.
+    private static func shown(table: String) -> String {
+        table.contains("\"") ? TerminalText.escaped(table, limit: 400) : TerminalText.name(table)
+    }
+
+    /// A key as a message shows it: a composite key's values in parentheses, each shown as a
+    /// name is (`(7, "Main street")`); a single value as a name.
+    private static func shown(key: String) -> String {
+        compositeParts(key).map { parts in "(" + parts.map { shown($0) }.joined(separator: ", ") + ")" } ?? shown(key)
+    }
+
+    /// A composite key's values: the identity map names such a key as a JSON array of their texts.
+    private static func compositeParts(_ key: String) -> [String]? {
+        guard key.hasPrefix("[\""), let parts = try? JSONDecoder().decode([String].self, from: Data(key.utf8)), parts.count > 1 else { return nil }
+        return parts
+    }
 }
 
 /// What happens when another writer changed the same columns as a local edit.

@@ -196,7 +196,7 @@ extension LiveRepository {
             do {
                 try await engine(for: group[0]).refresh(StoreGroup(group))
             } catch {
-                report(.refreshFailed(table: group[0].tableName, error))
+                report(.refreshFailed(table: group[0].shownTableName, error))
             }
         }
     }
@@ -276,7 +276,7 @@ extension LiveRepository: ChangeFeedReader {
                 scheduleRefresh(group)
             } catch {
                 // A row that does not decode, say: reading it again would fail the same way.
-                report(.refreshFailed(table: group[0].tableName, error))
+                report(.refreshFailed(table: group[0].shownTableName, error))
             }
         }
     }

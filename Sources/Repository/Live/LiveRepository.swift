@@ -206,7 +206,7 @@ public final class LiveRepository: Sendable {
     func readRecord<R: Record>(_ type: R.Type, id: R.ID) async throws -> Var<R> {
         let table = try await table(for: R.self)
         guard let lease = try await stores(table, ids: [id]).first else {
-            throw LiveRecordError.notFound(table: table.qualifiedName, key: Self.keyText(id))
+            throw LiveRecordError.notFound(table: table.shownName, key: Self.keyText(id))
         }
         return lease.handle()
     }
@@ -236,13 +236,13 @@ public final class LiveRepository: Sendable {
                 continue
             }
             let key = keys[index].key
-            if !DistinctKeys.same(store.keyText, key) { throw DistinctKeys.collision(table: table.qualifiedName, store.keyText, key) }
+            if !DistinctKeys.same(store.keyText, key) { throw DistinctKeys.collision(table: table.shownName, store.keyText, key) }
             if store.state == .deleted { missing.append(index) }
         }
         guard !missing.isEmpty else { return found.compactMap { $0 } }
         let number = if let number { number } else { await sequence.nextRead() }
         let rows = try await (read ?? table.read)(missing.map { ids[$0] })
-        let byID = try DistinctKeys.byID(rows, table: table.qualifiedName)
+        let byID = try DistinctKeys.byID(rows, table: table.shownName)
         var fresh: [LiveStore<Table>] = []
         for index in missing {
             let row = byID[ids[index]]
@@ -300,7 +300,7 @@ public final class LiveRepository: Sendable {
             do {
                 try await engine(for: group[0]).refresh(StoreGroup(group))
             } catch {
-                report(.refreshFailed(table: group[0].tableName, error))
+                report(.refreshFailed(table: group[0].shownTableName, error))
             }
         }
     }

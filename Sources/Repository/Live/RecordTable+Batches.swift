@@ -48,7 +48,7 @@ extension RecordTable {
         reads?.withLock { $0.rows += rowCount }
         return ReadBatch(found: found, rowCount: rowCount) { index in
             guard let part = parts.last(where: { $0.first <= index }) else {
-                throw PostgresError(.invalidStatement, "\(qualifiedName): no row \(index) was read")
+                throw PostgresError(.invalidStatement, "\(shownName): no row \(index) was read")
             }
             let row = index - part.first
             let record = try R(from: RowDecoder(row: Row(result: part.result, index: row), layout: part.layout))

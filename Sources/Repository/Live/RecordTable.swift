@@ -7,6 +7,9 @@ struct RecordTable<R: Record>: Sendable {
     /// The schema-qualified name, as change announcements spell it (`public.people`; the
     /// schema and the name are the catalog's, and either may hold dots).
     @usableFromInline let qualifiedName: String
+    /// The table as messages name it: each part quoted where it needs to be, control
+    /// characters escaped (`public."odd.name"`).
+    @usableFromInline let shownName: String
     /// The name for SQL text: schema and table quoted one by one.
     let quoted: String
     /// The table's primary key.
@@ -40,6 +43,7 @@ struct RecordTable<R: Record>: Sendable {
         self.rewrites = rewrites
         self.streamColumns = streamColumns
         qualifiedName = schema + "." + name
+        shownName = TerminalText.escaped(SQLIdentifier.shown(schema) + "." + SQLIdentifier.shown(name), limit: 400)
         quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
         selectOne = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.equals(parameter: 1))"
         selectMany = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.isAny(parameter: 1))"
@@ -108,7 +112,7 @@ struct RecordTable<R: Record>: Sendable {
         }
         if assignments.isEmpty {
             guard let touchColumn else {
-                throw PostgresError(.invalidStatement, "\(qualifiedName) has no column a write may set to itself (all are generated or identity columns)")
+                throw PostgresError(.invalidStatement, "\(shownName) has no column a write may set to itself (all are generated or identity columns)")
             }
             assignments = ["\(SQLIdentifier.quoted(touchColumn)) = \(SQLIdentifier.quoted(touchColumn))"]
         }

@@ -104,7 +104,7 @@ where Element.ID: Comparable & Sendable {
             do {
                 try await refresh(ids)
             } catch {
-                report(.refreshFailed(table: source.table, error))
+                report(.refreshFailed(table: source.shownTable, error))
             }
         }
     }
@@ -191,7 +191,7 @@ where Element.ID: Comparable & Sendable {
             }
             return restored
         }
-        if restored { report(.membershipIsReadOnly(table: source.table)) }
+        if restored { report(.membershipIsReadOnly(table: source.shownTable)) }
     }
 }
 

@@ -98,7 +98,7 @@ extension LiveRepository {
     /// How a query over records reads: the rows themselves, with whether each matches, in one
     /// statement per 1,000 ids — so the list, the stores and membership all come from one read.
     func recordQuerySource<R: Record & Equatable>(_ table: RecordTable<R>, _ predicate: QueryPredicate) -> QuerySource<R> where R.ID: Comparable {
-        QuerySource(table: table.qualifiedName, key: table.key) { [weak self] ids in
+        QuerySource(table: table.qualifiedName, shownTable: table.shownName, key: table.key) { [weak self] ids in
             guard let self else { throw CancellationError() }
             let number = await sequence.nextRead()
             var rows: [R.ID: Committed<RecordContent<R>>] = [:]
@@ -109,7 +109,7 @@ extension LiveRepository {
                 guard !result.isEmpty else { continue }
                 let matches = try result.columnIndex(QueryPredicate.matchesColumn, decoding: Bool.self)
                 for ((record, version), row) in zip(try RecordTable<R>.decode(result), result) {
-                    try DistinctKeys.add(Committed(value: record, version: version), to: &rows, table: table.qualifiedName)
+                    try DistinctKeys.add(Committed(value: record, version: version), to: &rows, table: table.shownName)
                     if try row.decode(Bool.self, at: matches) { matchingIDs.append(record.id) } else { notMatchingIDs.append(record.id) }
                 }
             }

@@ -24,6 +24,8 @@ protocol MemberStore<Element>: VarPersistence {
 struct QuerySource<Element: Identifiable & Equatable & Sendable>: Sendable where Element.ID: Comparable & Sendable {
     /// The schema-qualified table whose rows are the elements.
     let table: String
+    /// The table as messages name it (``RecordTable/shownName``).
+    let shownTable: String
     /// The table's key, to read announced keys as ids.
     let key: TableKey
     /// Reads the rows with these ids (all matching rows when nil) with the query's condition,

@@ -45,7 +45,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
         self.database = context.database
         let policy = context.policy
         self.committedChanged = committedChanged
-        cell = ObservedState(SyncState(table: table.qualifiedName, key: keyText, policy: policy, committed: committed, sequence: sequenceNumber))
+        cell = ObservedState(SyncState(table: table.shownName, key: keyText, policy: policy, committed: committed, sequence: sequenceNumber))
     }
 
     /// Refers back to the lease made for this store.
@@ -260,7 +260,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
             let row = try await table.read([id]).first?.committed
             applyRead(row, sequence: number)
         } catch {
-            report(.refreshFailed(table: table.qualifiedName, error))
+            report(.refreshFailed(table: table.shownName, error))
         }
     }
 
@@ -279,7 +279,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
                 metrics.writeDuration.recordSince(start)
             } catch {
                 let failure = error as? PostgresError ?? PostgresError(.server, "\(error)")
-                transition { $0.writeFailed(.writeFailed(table: table.qualifiedName, key: keyText, failure)) }
+                transition { $0.writeFailed(.writeFailed(table: table.shownName, key: keyText, failure)) }
                 continue
             }
             switch outcome {
@@ -295,7 +295,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
                     transition { $0.writeSucceeded(row, sequence: number, isWriteResult: false) }
                 } catch {
                     transition { $0.writeCommitted() }
-                    report(.refreshFailed(table: table.qualifiedName, error))
+                    report(.refreshFailed(table: table.shownName, error))
                     Task { await reread() }
                 }
             case .conflict:
@@ -305,7 +305,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
                     transition { $0.writeConflicted(theirs: row, sequence: number) }
                 } catch {
                     let failure = error as? PostgresError ?? PostgresError(.server, "\(error)")
-                    transition { $0.writeFailed(.writeFailed(table: table.qualifiedName, key: keyText, failure)) }
+                    transition { $0.writeFailed(.writeFailed(table: table.shownName, key: keyText, failure)) }
                 }
             }
         }

@@ -7,6 +7,8 @@ protocol LiveTable<Content>: Sendable {
 
     /// The schema-qualified table of the value's own row, as announcements name it.
     var qualifiedName: String { get }
+    /// The table as messages name it (``RecordTable/shownName``).
+    var shownName: String { get }
     /// Whether values are aggregates (their identity-map entries are apart from the root rows').
     static var holdsAggregates: Bool { get }
 
@@ -32,11 +34,11 @@ protocol LiveTable<Content>: Sendable {
 
 extension LiveTable {
     @usableFromInline func readBatch(_ ids: [ID]) async throws -> ReadBatch<Content> {
-        try ReadBatch(ids, decoded: await read(ids), table: qualifiedName)
+        try ReadBatch(ids, decoded: await read(ids), table: shownName)
     }
 
     @usableFromInline func readBatch(_ ids: [ID], using query: FeedQuery) throws -> ReadBatch<Content> {
-        try ReadBatch(ids, decoded: read(ids, using: query), table: qualifiedName)
+        try ReadBatch(ids, decoded: read(ids, using: query), table: shownName)
     }
 }
 

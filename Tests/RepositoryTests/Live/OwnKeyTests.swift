@@ -117,6 +117,14 @@ struct OwnKeyTests {
         #expect(try await role(8, "ada") == "viewer")
     }
 
+    @Test("a missing row of a composite key is named by its values in a message, the key text kept as the identity map names it")
+    func missingCompositeKey() async throws {
+        let missing = await #expect(throws: LiveRecordError.self) { try await repository.read(Membership.self, id: .init(projectId: 9, userId: "Lin Ma")) }
+        #expect(missing.map { "\($0)" } == #"no row in public.members has key (9, "Lin Ma")"#)
+        guard case .notFound(_, let key)? = missing else { return }
+        #expect(key == #"["9","Lin Ma"]"#)
+    }
+
     /// A key struct with the key's columns in another order than the primary key's.
     struct Reversed: Record, Equatable {
         static let tableName = "members"

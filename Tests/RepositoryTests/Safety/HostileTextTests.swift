@@ -148,7 +148,7 @@ struct HostileTextTests {
         var name: String
     }
 
-    @Test("a table whose name holds a dot works live: read, write through, follow, query")
+    @Test("a table whose name holds a dot works live: read, write through, follow, query; messages quote it as psql does")
     func dottedTableName() async throws {
         let database = try await makeContactsDatabase()
         try await database.query(#"CREATE TABLE "odd.name" (id bigint PRIMARY KEY, name text NOT NULL, version bigint NOT NULL DEFAULT 1)"#)
@@ -163,6 +163,9 @@ struct HostileTextTests {
         try await psql(#"UPDATE "odd.name" SET name = 'dos' WHERE id = 2"#, database: database)
         #expect(try await eventually { all.value.map(\.name) == ["dos", "uno"] })
         #expect(SQLIdentifier.quoted(qualified: #"crm."odd.name""#) == #""crm"."odd.name""#)
+        // Named apart from a table `name` in a schema `public.odd`.
+        let missing = await #expect(throws: LiveRecordError.self) { try await repository.read(OddRow.self, id: 3) }
+        #expect(missing.map { "\($0)" } == #"no row in public."odd.name" has id 3"#)
         repository.close()
     }
 

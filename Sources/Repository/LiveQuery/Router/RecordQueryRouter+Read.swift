@@ -53,7 +53,7 @@ extension RecordQueryRouter {
             let positions = Dictionary(result.columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
             let serverPositions = serverColumns.compactMapValues { positions[$0] }
             for ((record, version), row) in zip(try RecordTable<R>.decode(result), result) {
-                try DistinctKeys.add(Committed(value: record, version: version), to: &rows, table: table.qualifiedName)
+                try DistinctKeys.add(Committed(value: record, version: version), to: &rows, table: table.shownName)
                 var values: ResultRowValues? = ResultRowValues(result, row: row.index, positions: positions, columns: columns)
                 file(record.id, &values, server: try serverPositions.mapValues { try row.decode(Bool.self, at: $0) })
             }

@@ -121,7 +121,7 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
                     try await route(keys, streamed: streamed)
                 }
             } catch {
-                repository?.report(.refreshFailed(table: table.qualifiedName, error))
+                repository?.report(.refreshFailed(table: table.shownName, error))
             }
         }
     }
@@ -139,7 +139,7 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
                 return load.resume(throwing: error)
             }
             routes.withLock { $0.runFailed(id) }
-            repository?.report(.refreshFailed(table: table.qualifiedName, error))
+            repository?.report(.refreshFailed(table: table.shownName, error))
         }
     }
 
