@@ -29,8 +29,11 @@ struct Cell {
             return try columnType.init(cell: self) as! T
         }
         if (type == .jsonb || type == .json), T.self != String.self, let bytes {
+            let json = jsonBytes(bytes)
             do {
-                return try JSONCoding.decoder.decode(T.self, from: Data(jsonBytes(bytes)))
+                return try JSONCoding.decoder.decode(T.self, from: Data(json))
+            } catch where JSONNumberDiagnosis.isUnfitNumber(error) {
+                throw self.error(T.self, .invalidData(JSONNumberDiagnosis.explain(T.self, json: json)))
             } catch {
                 throw self.error(T.self, .invalidData(String(describing: error)))
             }

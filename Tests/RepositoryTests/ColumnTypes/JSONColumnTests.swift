@@ -69,4 +69,42 @@ struct JSONColumnTests {
         let rows = try await database.query("SELECT * FROM maybes ORDER BY id").decode(Maybe.self)
         #expect(rows == [Maybe(id: 1, doc: nil, text: nil), Maybe(id: 2, doc: nil, text: nil), Maybe(id: 3, doc: Doc(a: 1, s: "x"), text: "\"t\"")])
     }
+
+    struct Counts: Codable, Equatable, Sendable {
+        var small: [Int8]
+        var ratio: Double
+    }
+
+    struct Measured: Record, Equatable {
+        static let tableName = "measured"
+        var id: Int64
+        var doc: Doc?
+        var counts: Counts?
+    }
+
+    @Test("a JSON number its Swift type cannot hold is named with its path, not reported as invalid JSON")
+    func unfitNumbers() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { try await $0.execute(script: """
+            CREATE TABLE measured (id bigint PRIMARY KEY, doc jsonb, counts json);
+            INSERT INTO measured VALUES (1, '{"a": 99999999999999999999, "s": "x"}', NULL), (2, '{"a": 1.5, "s": "x"}', NULL),
+                (3, NULL, '{"small": [1, 300], "ratio": 0.5}'), (4, NULL, '{"small": [], "ratio": 1e400}'),
+                (5, '{"a": -3, "s": "x"}', '{"small": [-128, 127], "ratio": -2.5e-3}');
+            """) }
+        func failure(_ id: Int) async -> String {
+            do {
+                _ = try await database.query("SELECT * FROM measured WHERE id = $1", [id]).decode(Measured.self)
+                return "decoded"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(await failure(1) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: the JSON number 99999999999999999999 at a does not fit in Int"#)
+        #expect(await failure(2) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: the JSON number 1.5 at a does not fit in Int"#)
+        #expect(await failure(3) == #"column "counts": invalid PostgreSQL json value for Swift Counts: the JSON number 300 at small[1] does not fit in Int8"#)
+        // Beyond what Foundation's JSON parser reads at all: said in general.
+        #expect(await failure(4) == #"column "counts": invalid PostgreSQL json value for Swift Counts: a number in it does not fit its Swift type (a fraction or out of range for an integer, or beyond Double)"#)
+        let fitting = try await database.query("SELECT * FROM measured WHERE id = 5").decode(Measured.self)
+        #expect(fitting == [Measured(id: 5, doc: Doc(a: -3, s: "x"), counts: Counts(small: [-128, 127], ratio: -2.5e-3))])
+    }
 }
