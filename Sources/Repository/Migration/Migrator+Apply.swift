@@ -187,12 +187,15 @@ extension Migrator {
     }
 
     /// `file:line: message (SQLSTATE …) in: <the statement's first line>`, the line being where
-    /// the server's error position falls, or else where the statement starts.
+    /// the server's error position falls, or else where the statement starts (past the
+    /// comments before it).
     private func failure(_ error: PostgresError, _ migration: Migration, _ statement: SQLStatements.Statement,
                          down: Bool, note: String = "") -> MigrationError {
-        let line = (down ? migration.downLine : migration.upLine) + statement.line + Self.lineOffset(of: error.position, in: statement.sql)
+        let own = SQLStatements.afterLeadingComments(statement.sql)
+        let offset = error.position.map { Self.lineOffset(of: $0, in: statement.sql) } ?? own.lines
+        let line = (down ? migration.downLine : migration.upLine) + statement.line + offset
         let code = error.sqlState.map { " (SQLSTATE \($0))" } ?? ""
-        let firstLine = statement.sql.split(whereSeparator: \.isNewline).first.map(String.init) ?? statement.sql
+        let firstLine = own.text.split(whereSeparator: \.isNewline).first.map(String.init) ?? String(own.text)
         let shown = firstLine.count > 120 ? firstLine.prefix(117) + "..." : Substring(firstLine)
         // The library's own schema, not installed yet: say how to install it.
         let hint = if error.sqlState == "3F000" && error.message.contains(#"schema "live""#) {

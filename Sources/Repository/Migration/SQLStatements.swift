@@ -75,6 +75,19 @@ enum SQLStatements {
                          line: lines.line(at: first))
     }
 
+    /// Where a statement's own text begins, past the comments before it (`/* … */` ones are
+    /// sent with it — a planner hint is one): how many lines in, and the text from there.
+    static func afterLeadingComments(_ statement: String) -> (lines: Int, text: Substring) {
+        var sql = statement
+        let offset = sql.withUTF8 { buffer -> Int in
+            guard let bytes = buffer.baseAddress else { return 0 }
+            var lexer = SQLLexer(bytes, count: buffer.count)
+            return lexer.next() == .end ? 0 : lexer.tokenStart
+        }
+        let start = statement.utf8.index(statement.startIndex, offsetBy: offset)
+        return (statement.utf8[..<start].count { $0 == 0x0A }, statement[start...])
+    }
+
     /// Why `sql` is not one self-contained expression — a `)` without its `(`, an unclosed `(`,
     /// quote, comment or dollar-quoted body, or a `;` — or nil when it is. Quotes, comments and
     /// dollar-quoted bodies are looked through.

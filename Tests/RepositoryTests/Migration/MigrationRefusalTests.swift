@@ -130,6 +130,9 @@ struct MigrationRefusalTests {
                  bad nonexistent_type
              );
              """, "0001_f.sql:10: type \"nonexistent_type\" does not exist (SQLSTATE 42704) in: CREATE TABLE t1 ("),
+            // An error with no position, in a statement after comments: its own line, its own text.
+            ("-- migrate:up\nCREATE TABLE t1 (id int PRIMARY KEY);\n-- a duplicate\n/* twice,\n   on purpose */\nINSERT INTO t1 VALUES (1), (1);\n",
+             "0001_f.sql:6: duplicate key value violates unique constraint \"t1_pkey\" (SQLSTATE 23505) in: INSERT INTO t1 VALUES (1), (1)"),
         ]
         for (contents, expected) in cases {
             let directory = try MigrationDirectory(["0001_f.sql": contents])
