@@ -65,6 +65,9 @@ enum JSONNumberDiagnosis {
 private struct NumberProbe: Decoder, SingleValueDecodingContainer {
     let value: Any
     let codingPath: [any CodingKey]
+    /// The types being decoded from this same value through their own `init(from:)`: one that
+    /// asks for itself again (a wrapper's single-value container) is refused, not recursed into.
+    var decoding: [ObjectIdentifier] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy _: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -84,12 +87,15 @@ private struct NumberProbe: Decoder, SingleValueDecodingContainer {
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if let number = try JSONNumberDiagnosis.number(value, as: type, codingPath: codingPath) { return number }
         if let exact = value as? T { return exact }
-        // Dates, data and URLs are decoded by the column's own strategies: not numbers to check.
+        // Dates, data and decimals are decoded by the column's own strategies: not numbers to check.
+        if let placeholder = (Date() as? T) ?? (Data() as? T) ?? (Decimal() as? T) { return placeholder }
         switch type {
-        case is Date.Type: return Date() as! T
-        case is Data.Type: return Data() as! T
-        case is Decimal.Type: return Decimal() as! T
-        default: return try T(from: self)
+        case is String.Type, is Bool.Type, is any Numeric.Type: throw mismatch(type)  // not what the JSON holds here
+        default:
+            guard !decoding.contains(ObjectIdentifier(type)) else { throw mismatch(type) }
+            var inner = self
+            inner.decoding.append(ObjectIdentifier(type))
+            return try T(from: inner)
         }
     }
 

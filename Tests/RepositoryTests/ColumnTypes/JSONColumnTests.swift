@@ -75,21 +75,48 @@ struct JSONColumnTests {
         var ratio: Double
     }
 
+    /// Reads a number, or else a string holding one: its `init(from:)` asks twice.
+    struct Lenient: Codable, Equatable, Sendable {
+        var value: Int
+        init(value: Int) { self.value = value }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Int.self) {
+                value = number
+            } else if let number = Int(try container.decode(String.self)) {
+                value = number
+            } else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a number")
+            }
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        }
+    }
+
+    struct Tagged: Codable, Equatable, Sendable {
+        var lenient: Lenient
+        var a: Int
+    }
+
     struct Measured: Record, Equatable {
         static let tableName = "measured"
         var id: Int64
         var doc: Doc?
         var counts: Counts?
+        var tagged: Tagged?
     }
 
     @Test("a JSON number its Swift type cannot hold is named with its path, not reported as invalid JSON")
     func unfitNumbers() async throws {
         let database = try await TestServer.makeDatabase()
         try await database.withConnection { try await $0.execute(script: """
-            CREATE TABLE measured (id bigint PRIMARY KEY, doc jsonb, counts json);
+            CREATE TABLE measured (id bigint PRIMARY KEY, doc jsonb, counts json, tagged jsonb);
             INSERT INTO measured VALUES (1, '{"a": 99999999999999999999, "s": "x"}', NULL), (2, '{"a": 1.5, "s": "x"}', NULL),
                 (3, NULL, '{"small": [1, 300], "ratio": 0.5}'), (4, NULL, '{"small": [], "ratio": 1e400}'),
                 (5, '{"a": -3, "s": "x"}', '{"small": [-128, 127], "ratio": -2.5e-3}');
+            INSERT INTO measured (id, tagged) VALUES (6, '{"lenient": "12", "a": 0.5}'), (7, '{"lenient": "12", "a": 5}');
             """) }
         func failure(_ id: Int) async -> String {
             do {
@@ -104,7 +131,10 @@ struct JSONColumnTests {
         #expect(await failure(3) == #"column "counts": invalid PostgreSQL json value for Swift Counts: the JSON number 300 at small[1] does not fit in Int8"#)
         // Beyond what Foundation's JSON parser reads at all: said in general.
         #expect(await failure(4) == #"column "counts": invalid PostgreSQL json value for Swift Counts: a number in it does not fit its Swift type (a fraction or out of range for an integer, or beyond Double)"#)
-        let fitting = try await database.query("SELECT * FROM measured WHERE id = 5").decode(Measured.self)
-        #expect(fitting == [Measured(id: 5, doc: Doc(a: -3, s: "x"), counts: Counts(small: [-128, 127], ratio: -2.5e-3))])
+        // A type that asks again after a failed ask is followed, not recursed into.
+        #expect(await failure(6) == #"column "tagged": invalid PostgreSQL jsonb value for Swift Tagged: the JSON number 0.5 at a does not fit in Int"#)
+        let fitting = try await database.query("SELECT * FROM measured WHERE id IN (5, 7) ORDER BY id").decode(Measured.self)
+        #expect(fitting == [Measured(id: 5, doc: Doc(a: -3, s: "x"), counts: Counts(small: [-128, 127], ratio: -2.5e-3)),
+                            Measured(id: 7, tagged: Tagged(lenient: Lenient(value: 12), a: 5))])
     }
 }
