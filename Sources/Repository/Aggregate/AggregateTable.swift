@@ -5,6 +5,7 @@ struct AggregateTable<A: Aggregate>: Sendable {
     let child: RecordTable<A.Child>
 
     @usableFromInline var qualifiedName: String { root.qualifiedName }
+    /// The root table as messages name it (``RecordTable/shownName``).
     @usableFromInline var shownName: String { root.shownName }
     private var parent: String { SQLIdentifier.quoted(A.parentColumn) }
     private var position: String { SQLIdentifier.quoted(A.positionColumn) }

@@ -120,7 +120,7 @@ extension LiveRepository {
                         for store in stores.withLock({ $0[key]?.all ?? [] }) { stale[ObjectIdentifier(store)] = store }
                     }
                 } catch {
-                    report(.refreshFailed(table: table, error))
+                    report(.refreshFailed(table: route.shownChildTable, error))
                 }
             }
         }
@@ -132,12 +132,15 @@ extension LiveRepository {
 struct ChildRoute: Sendable {
     let aggregate: ObjectIdentifier
     let rootTable: String
+    /// The child table as messages name it (``RecordTable/shownName``).
+    let shownChildTable: String
     /// The root keys owning these children.
     let parents: @Sendable ([ChangeKey], FeedQuery) throws -> [String]
 
     init<A: Aggregate>(_ table: AggregateTable<A>) {
         aggregate = ObjectIdentifier(A.self)
         rootTable = table.qualifiedName
+        shownChildTable = table.child.shownName
         parents = { keys, query in
             let ids = keys.compactMap { table.child.key.id(from: $0, as: A.Child.ID.self) }
             return ids.isEmpty ? [] : try table.parents(of: ids, using: query).map { LiveRepository.keyText($0) }

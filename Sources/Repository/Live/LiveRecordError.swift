@@ -1,6 +1,11 @@
 import Foundation
 
 /// Why a live record could not be read or written.
+///
+/// `table` names the table as a message shows it: schema and name, each in double quotes
+/// where it is not a plain lowercase identifier (`public.people`, `public."odd.name"`), control
+/// characters escaped. `key` is the row's key as the identity map names it: a single value's
+/// text, or a JSON array of a composite key's values' texts (`["7","grace"]`).
 public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     /// No row has this key.
     case notFound(table: String, key: String)

@@ -45,15 +45,16 @@ public struct ColumnDecodingError: Error, Sendable, CustomStringConvertible {
         let pgType = postgresType.map(\.description) ?? "unknown"
         switch reason {
         case .missingColumn:
-            return "column \"\(column)\" is missing from the result, but Swift type \(swiftType) needs it"
+            return "column \"\(TerminalText.escaped(column))\" is missing from the result, but Swift type \(swiftType) needs it"
         case .null:
-            return "column \"\(column)\" (PostgreSQL \(pgType)) is NULL, but Swift type \(swiftType) is not optional"
+            return "column \"\(TerminalText.escaped(column))\" (PostgreSQL \(pgType)) is NULL, but Swift type \(swiftType) is not optional"
         case .typeMismatch:
-            return "column \"\(column)\": cannot decode PostgreSQL \(pgType) as Swift \(swiftType)"
+            return "column \"\(TerminalText.escaped(column))\": cannot decode PostgreSQL \(pgType) as Swift \(swiftType)"
         case .outOfRange:
-            return "column \"\(column)\": the PostgreSQL \(pgType) value does not fit in Swift \(swiftType)"
+            return "column \"\(TerminalText.escaped(column))\": the PostgreSQL \(pgType) value does not fit in Swift \(swiftType)"
         case .invalidData(let detail):
-            return "column \"\(column)\": invalid PostgreSQL \(pgType) value for Swift \(swiftType): \(detail)"
+            // The detail may quote the value (a JSON key, an enum's raw value): escaped.
+            return "column \"\(TerminalText.escaped(column))\": invalid PostgreSQL \(pgType) value for Swift \(swiftType): \(TerminalText.escaped(detail))"
         }
     }
 }

@@ -7,56 +7,68 @@ import Foundation
 /// parsed JSON, following its own `init(from:)`, to name that number and where it is
 /// (`99999999999999999999 at items[2].count does not fit in Int`).
 enum JSONNumberDiagnosis {
-    /// Whether `error` is `JSONDecoder`'s word for such a number.
+    /// Whether `error` is `JSONDecoder`'s "not valid JSON", said of a value PostgreSQL holds
+    /// as valid: a number that does not fit, or something else Foundation's reader refuses
+    /// (nesting deeper than it reads).
     static func isUnfitNumber(_ error: any Error) -> Bool {
         guard case DecodingError.dataCorrupted(let context) = error else { return false }
         return context.codingPath.isEmpty && context.debugDescription.contains("not valid JSON")
     }
 
     /// The number of `json` that `T` cannot hold, and its path; a general sentence when it is
-    /// not found (a type that decodes numbers its own way).
+    /// not found (a type that decodes numbers its own way, or JSON Foundation cannot read).
     static func explain<T: Decodable>(_: T.Type, json: [UInt8]) -> String {
-        let general = "a number in it does not fit its Swift type (a fraction or out of range for an integer, or beyond Double)"
-        guard let tree = try? JSONSerialization.jsonObject(with: Data(json), options: [.fragmentsAllowed]) else { return general }
+        guard let tree = try? JSONSerialization.jsonObject(with: Data(json), options: [.fragmentsAllowed]) else {
+            return "Foundation's JSON reader refuses it, though PostgreSQL holds it as valid JSON: a number beyond Double, or nesting deeper than it reads"
+        }
         do {
             _ = try T(from: NumberProbe(value: tree, codingPath: []))
-        } catch let DecodingError.typeMismatch(_, context) where context.debugDescription.hasPrefix(unfit) {
-            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            let place = path.hasPrefix(".") ? String(path.dropFirst()) : path
-            return String(context.debugDescription.dropFirst(unfit.count)).replacingOccurrences(of: " does not", with: place.isEmpty ? " does not" : " at \(place) does not")
+        } catch let unfit as UnfitNumber {
+            return unfit.description
         } catch {}
-        return general
+        return "a number in it does not fit its Swift type (a fraction or out of range for an integer, or beyond Double)"
     }
-
-    /// Marks the probe's own errors.
-    fileprivate static let unfit = "unfit number: "
 
     /// `value` as the number type `T` asks for, when `T` is one: parsed from the number's text,
     /// so that only an exact fit passes (`Int8("300")`, `Int("1.5")` and `Double("1e400")`'s
-    /// infinity do not).
+    /// infinity do not; `1e2` is 100 for an integer, as `JSONDecoder` reads it).
     fileprivate static func number<T>(_ value: Any, as type: T.Type, codingPath: [any CodingKey]) throws -> T? {
+        func integer<I: FixedWidthInteger>(_: I.Type) -> (String) -> Any? { { I($0) ?? Double($0).flatMap { I(exactly: $0) } } }
         let parse: ((String) -> Any?)? = switch type {
-        case is Int.Type: { Int($0) }
-        case is Int8.Type: { Int8($0) }
-        case is Int16.Type: { Int16($0) }
-        case is Int32.Type: { Int32($0) }
-        case is Int64.Type: { Int64($0) }
-        case is UInt.Type: { UInt($0) }
-        case is UInt8.Type: { UInt8($0) }
-        case is UInt16.Type: { UInt16($0) }
-        case is UInt32.Type: { UInt32($0) }
-        case is UInt64.Type: { UInt64($0) }
+        case is Int.Type: integer(Int.self)
+        case is Int8.Type: integer(Int8.self)
+        case is Int16.Type: integer(Int16.self)
+        case is Int32.Type: integer(Int32.self)
+        case is Int64.Type: integer(Int64.self)
+        case is UInt.Type: integer(UInt.self)
+        case is UInt8.Type: integer(UInt8.self)
+        case is UInt16.Type: integer(UInt16.self)
+        case is UInt32.Type: integer(UInt32.self)
+        case is UInt64.Type: integer(UInt64.self)
         case is Double.Type: { Double($0).flatMap { $0.isFinite ? $0 : nil } }
         case is Float.Type: { Float($0).flatMap { $0.isFinite ? $0 : nil } }
         default: nil
         }
         guard let parse, !(value is Bool), value is NSNumber || value is Decimal else { return nil }
         let text = "\(value)"
-        guard let parsed = parse(text) as? T else {
-            let shown = text.count > 40 ? text.prefix(40) + "… (\(text.count) characters)" : text
-            throw DecodingError.typeMismatch(type, .init(codingPath: codingPath, debugDescription: "\(unfit)the JSON number \(shown) does not fit in \(type)"))
-        }
+        guard let parsed = parse(text) as? T else { throw UnfitNumber(text: text, type: type, codingPath: codingPath) }
         return parsed
+    }
+}
+
+/// The number the probe found that its Swift type cannot hold, and where.
+private struct UnfitNumber: Error, CustomStringConvertible {
+    let text: String
+    let type: Any.Type
+    let codingPath: [any CodingKey]
+
+    /// `the JSON number 1.5 at items[2].count does not fit in Int`; keys as the JSON has them
+    /// (escaped where the message is shown), a long number cut.
+    var description: String {
+        let path = codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        let place = path.isEmpty ? "" : " at " + (path.hasPrefix(".") ? String(path.dropFirst()) : path)
+        let shown = text.count > 40 ? text.prefix(40) + "… (\(text.count) characters)" : text
+        return "the JSON number \(shown)\(place) does not fit in \(type)"
     }
 }
 
@@ -86,9 +98,10 @@ private struct NumberProbe: Decoder, SingleValueDecodingContainer {
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if let number = try JSONNumberDiagnosis.number(value, as: type, codingPath: codingPath) { return number }
-        if let exact = value as? T { return exact }
-        // Dates, data and decimals are decoded by the column's own strategies: not numbers to check.
-        if let placeholder = (Date() as? T) ?? (Data() as? T) ?? (Decimal() as? T) { return placeholder }
+        // A leaf as it is (containers go through the type's own decoding, numbers checked).
+        if !(value is [Any] || value is [String: Any]), let exact = value as? T { return exact }
+        // Dates, data, decimals and URLs are decoded their own way: not numbers to check.
+        if let placeholder = (Date() as? T) ?? (Data() as? T) ?? (Decimal() as? T) ?? (URL(fileURLWithPath: "/") as? T) { return placeholder }
         switch type {
         case is String.Type, is Bool.Type, is any Numeric.Type: throw mismatch(type)  // not what the JSON holds here
         default:
@@ -103,6 +116,7 @@ private struct NumberProbe: Decoder, SingleValueDecodingContainer {
         DecodingError.typeMismatch(type, .init(codingPath: codingPath, debugDescription: "not the shape asked for"))
     }
 
+    /// An object's members, each probed under its key.
     private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let object: [String: Any]
         let codingPath: [any CodingKey]
@@ -115,7 +129,7 @@ private struct NumberProbe: Decoder, SingleValueDecodingContainer {
             try probe(key).container(keyedBy: type)
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try probe(key).unkeyedContainer() }
-        func superDecoder() throws -> any Decoder { NumberProbe(value: object, codingPath: codingPath) }
+        func superDecoder() throws -> any Decoder { NumberProbe(value: object["super"] ?? NSNull(), codingPath: codingPath + [SuperKey()]) }
         func superDecoder(forKey key: Key) throws -> any Decoder { try probe(key) }
 
         private func probe(_ key: Key) throws -> NumberProbe {
@@ -126,6 +140,7 @@ private struct NumberProbe: Decoder, SingleValueDecodingContainer {
         }
     }
 
+    /// An array's elements, each probed at its index.
     private struct Unkeyed: UnkeyedDecodingContainer {
         let array: [Any]
         let codingPath: [any CodingKey]
@@ -152,6 +167,16 @@ private struct NumberProbe: Decoder, SingleValueDecodingContainer {
         }
     }
 
+    /// The key `superDecoder()` reads, as `JSONDecoder` names it.
+    private struct SuperKey: CodingKey {
+        var stringValue: String { "super" }
+        var intValue: Int? { nil }
+        init() {}
+        init?(stringValue _: String) { nil }
+        init?(intValue _: Int) { nil }
+    }
+
+    /// An array element's place in the coding path.
     private struct IndexKey: CodingKey {
         let intValue: Int?
         var stringValue: String { "\(intValue ?? 0)" }

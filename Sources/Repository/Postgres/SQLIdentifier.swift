@@ -24,12 +24,12 @@ public enum SQLIdentifier {
         parts(of: name).map { $0.isQuoted ? $0.text : quoted($0.text) }.joined(separator: ".")
     }
 
-    /// `name` as psql shows it: as it is when the server would read it back unquoted (lowercase
-    /// ASCII letters, digits, `_` and `$`, not starting with a digit or `$`), otherwise
+    /// `name` for a message, as `quote_ident` gives it but for keywords: as it is when plain
+    /// (lowercase ASCII letters, digits and `_`, not starting with a digit), otherwise
     /// ``quoted(_:)`` — so that `public."odd.name"` and `"public.odd".name` stay apart in a message.
     static func shown(_ name: String) -> String {
         let plain = name.unicodeScalars.first.map { ("a"..."z").contains($0) || $0 == "_" } ?? false
-            && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "$" }
+            && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
         return plain ? name : quoted(name)
     }
 

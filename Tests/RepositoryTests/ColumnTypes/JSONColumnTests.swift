@@ -106,17 +106,19 @@ struct JSONColumnTests {
         var doc: Doc?
         var counts: Counts?
         var tagged: Tagged?
+        var scores: [String: Int]?
     }
 
     @Test("a JSON number its Swift type cannot hold is named with its path, not reported as invalid JSON")
     func unfitNumbers() async throws {
         let database = try await TestServer.makeDatabase()
         try await database.withConnection { try await $0.execute(script: """
-            CREATE TABLE measured (id bigint PRIMARY KEY, doc jsonb, counts json, tagged jsonb);
+            CREATE TABLE measured (id bigint PRIMARY KEY, doc jsonb, counts json, tagged jsonb, scores jsonb);
             INSERT INTO measured VALUES (1, '{"a": 99999999999999999999, "s": "x"}', NULL), (2, '{"a": 1.5, "s": "x"}', NULL),
                 (3, NULL, '{"small": [1, 300], "ratio": 0.5}'), (4, NULL, '{"small": [], "ratio": 1e400}'),
                 (5, '{"a": -3, "s": "x"}', '{"small": [-128, 127], "ratio": -2.5e-3}');
             INSERT INTO measured (id, tagged) VALUES (6, '{"lenient": "12", "a": 0.5}'), (7, '{"lenient": "12", "a": 5}');
+            INSERT INTO measured (id, scores) VALUES (8, '{"\\u001b]0;pwned\\u0007": 1.5}');
             """) }
         func failure(_ id: Int) async -> String {
             do {
@@ -130,9 +132,11 @@ struct JSONColumnTests {
         #expect(await failure(2) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: the JSON number 1.5 at a does not fit in Int"#)
         #expect(await failure(3) == #"column "counts": invalid PostgreSQL json value for Swift Counts: the JSON number 300 at small[1] does not fit in Int8"#)
         // Beyond what Foundation's JSON parser reads at all: said in general.
-        #expect(await failure(4) == #"column "counts": invalid PostgreSQL json value for Swift Counts: a number in it does not fit its Swift type (a fraction or out of range for an integer, or beyond Double)"#)
+        #expect(await failure(4) == #"column "counts": invalid PostgreSQL json value for Swift Counts: Foundation's JSON reader refuses it, though PostgreSQL holds it as valid JSON: a number beyond Double, or nesting deeper than it reads"#)
         // A type that asks again after a failed ask is followed, not recursed into.
         #expect(await failure(6) == #"column "tagged": invalid PostgreSQL jsonb value for Swift Tagged: the JSON number 0.5 at a does not fit in Int"#)
+        // A key from the stored JSON reaches the message escaped.
+        #expect(await failure(8) == #"column "scores": invalid PostgreSQL jsonb value for Swift Dictionary<String, Int>: the JSON number 1.5 at \u{1b}]0;pwned\u{7} does not fit in Int"#)
         let fitting = try await database.query("SELECT * FROM measured WHERE id IN (5, 7) ORDER BY id").decode(Measured.self)
         #expect(fitting == [Measured(id: 5, doc: Doc(a: -3, s: "x"), counts: Counts(small: [-128, 127], ratio: -2.5e-3)),
                             Measured(id: 7, tagged: Tagged(lenient: Lenient(value: 12), a: 5))])
