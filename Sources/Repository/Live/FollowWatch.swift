@@ -24,7 +24,7 @@ struct FollowWatch {
     /// A check found these tables, each with why its changes are not announced (nil: they are).
     /// The tables that stopped being announced since the last check, and whether some came
     /// back — whose live values then missed what changed meanwhile.
-    mutating func checked(_ found: [(name: String, gap: FollowedTables.Gap?)]) -> (stopped: [(name: String, gap: FollowedTables.Gap?)], resumed: Bool) {
+    mutating func checked(_ found: [FollowedTables.Checked]) -> (stopped: [FollowedTables.Checked], resumed: Bool) {
         let now = Set(found.filter { $0.gap != nil }.map(\.name))
         defer { silent = now }
         return (found.filter { $0.gap != nil && !silent.contains($0.name) }, !silent.subtracting(now).isEmpty)
@@ -50,7 +50,7 @@ extension LiveRepository {
     /// with the remedy, once; when it is announced again, everything live is read again.
     private func checkFollowed() async {
         let tables = followed.withLock { Array($0.tables) }
-        var found: [(name: String, gap: FollowedTables.Gap?)] = []
+        var found: [FollowedTables.Checked] = []
         if let all = try? await FollowedTables.check(tables, source: feed.source, on: database) {
             found = all
         } else {
@@ -64,7 +64,7 @@ extension LiveRepository {
         }
         let (stopped, resumed) = followed.withLock { $0.checked(found) }
         for table in stopped {
-            report(.refreshFailed(table: table.name, PostgresError(.invalidStatement,
+            report(.refreshFailed(table: table.shown, PostgresError(.invalidStatement,
                 "changes of this table no longer reach this repository, and its live values do not follow them: " + FollowedTables.remedy([table], source: feed.source))))
         }
         if resumed {

@@ -18,10 +18,14 @@ enum FollowedTables {
         case operations
     }
 
+    /// A checked table: its name as announcements give it, as messages show it
+    /// (``RecordTable/shownName``), and why its changes are not all announced (nil: they are).
+    typealias Checked = (name: String, shown: String, gap: Gap?)
+
     /// Each of `relations` (names the server parses as `regclass`; a partition stands for its
     /// partitioned root) as announcements name it, and why `source` does not announce all its
     /// changes (nil: it does).
-    static func check(_ relations: [String], source: ChangeSource, on database: Database) async throws -> [(name: String, gap: Gap?)] {
+    static func check(_ relations: [String], source: ChangeSource, on database: Database) async throws -> [Checked] {
         let gap: String
         var parameters = [SQLValue.text(ArrayLiteral.string(from: relations.map(SQLValue.text)))]
         switch source {
@@ -42,11 +46,14 @@ enum FollowedTables {
             parameters.append(.text(publication))
         }
         return try await database.query("""
-            SELECT n.nspname || '.' || c.relname, \(gap)
+            SELECT n.nspname || '.' || c.relname, n.nspname, c.relname, \(gap)
             FROM unnest($1::text[]) AS r(name)
             JOIN pg_class c ON c.oid = coalesce(pg_partition_root(r.name::regclass), r.name::regclass)
             JOIN pg_namespace n ON n.oid = c.relnamespace
-            """, parameters).map { (try $0.decode(String.self, at: 0), try $0.decode(String?.self, at: 1).flatMap(Gap.init(rawValue:))) }
+            """, parameters).map { row in
+                let shown = TerminalText.escaped(SQLIdentifier.shown(try row.decode(String.self, at: 1)) + "." + SQLIdentifier.shown(try row.decode(String.self, at: 2)), limit: 400)
+                return (try row.decode(String.self, at: 0), shown, try row.decode(String?.self, at: 3).flatMap(Gap.init(rawValue:)))
+            }
     }
 
     /// SQL true when the publication named `$n` leaves out an operation (see ``Gap/operations``).
@@ -56,9 +63,9 @@ enum FollowedTables {
 
     /// What to do about `tables`, whose changes `source` does not announce (all of them: each
     /// with why not): one line.
-    static func remedy(_ tables: [(name: String, gap: Gap?)], source: ChangeSource) -> String {
+    static func remedy(_ tables: [Checked], source: ChangeSource) -> String {
         func names(_ gap: Gap) -> String {
-            Set(tables.filter { $0.gap == gap }.map(\.name)).sorted().map { TerminalText.name($0) }.joined(separator: ", ")
+            Set(tables.filter { $0.gap == gap }.map(\.shown)).sorted().joined(separator: ", ")
         }
         switch source {
         case .notifications:
