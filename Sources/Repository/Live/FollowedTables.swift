@@ -51,7 +51,7 @@ enum FollowedTables {
             JOIN pg_class c ON c.oid = coalesce(pg_partition_root(r.name::regclass), r.name::regclass)
             JOIN pg_namespace n ON n.oid = c.relnamespace
             """, parameters).map { row in
-                let shown = TerminalText.escaped(SQLIdentifier.shown(try row.decode(String.self, at: 1)) + "." + SQLIdentifier.shown(try row.decode(String.self, at: 2)), limit: 400)
+                let shown = SQLIdentifier.shown(schema: try row.decode(String.self, at: 1), name: try row.decode(String.self, at: 2))
                 return (try row.decode(String.self, at: 0), shown, try row.decode(String?.self, at: 3).flatMap(Gap.init(rawValue:)))
             }
     }

@@ -43,7 +43,7 @@ struct RecordTable<R: Record>: Sendable {
         self.rewrites = rewrites
         self.streamColumns = streamColumns
         qualifiedName = schema + "." + name
-        shownName = TerminalText.escaped(SQLIdentifier.shown(schema) + "." + SQLIdentifier.shown(name), limit: 400)
+        shownName = SQLIdentifier.shown(schema: schema, name: name)
         quoted = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(name)
         selectOne = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.equals(parameter: 1))"
         selectMany = "SELECT \(RowVersion.rowAndVersion) FROM \(quoted) WHERE \(key.isAny(parameter: 1))"

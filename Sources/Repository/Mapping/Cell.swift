@@ -32,7 +32,7 @@ struct Cell {
             let json = jsonBytes(bytes)
             do {
                 return try JSONCoding.decoder.decode(T.self, from: Data(json))
-            } catch where JSONNumberDiagnosis.isUnfitNumber(error) {
+            } catch where JSONNumberDiagnosis.isRefusedValidJSON(error) {
                 throw self.error(T.self, .invalidData(JSONNumberDiagnosis.explain(T.self, json: json)))
             } catch {
                 throw self.error(T.self, .invalidData(String(describing: error)))

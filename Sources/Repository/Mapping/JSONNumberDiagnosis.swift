@@ -10,7 +10,7 @@ enum JSONNumberDiagnosis {
     /// Whether `error` is `JSONDecoder`'s "not valid JSON", said of a value PostgreSQL holds
     /// as valid: a number that does not fit, or something else Foundation's reader refuses
     /// (nesting deeper than it reads).
-    static func isUnfitNumber(_ error: any Error) -> Bool {
+    static func isRefusedValidJSON(_ error: any Error) -> Bool {
         guard case DecodingError.dataCorrupted(let context) = error else { return false }
         return context.codingPath.isEmpty && context.debugDescription.contains("not valid JSON")
     }

@@ -33,6 +33,12 @@ public enum SQLIdentifier {
         return plain ? name : quoted(name)
     }
 
+    /// A table for a message: ``shown(_:)`` of its schema and of its name, joined by a dot,
+    /// control characters escaped (`public."odd.name"`).
+    static func shown(schema: String, name: String) -> String {
+        TerminalText.escaped(shown(schema) + "." + shown(name), limit: 400)
+    }
+
     /// The parts of a dotted name, split at dots outside double quotes.
     static func parts(of name: String) -> [(text: String, isQuoted: Bool)] {
         var parts: [(String, Bool)] = []
