@@ -18,8 +18,11 @@ extension Cases {
                                    baseline: budget, baselineP99: nil, ratio: propagation.p50 / budget, target: "p50 ratio <= 1.0",
                                    met: propagation.p50 <= budget,
                                    note: "against the LISTEN path's physical budget: the UPDATE through the triggers to a raw listener, plus one prepared SELECT"))
+        log("burst, replication…")
         results.append(rename(try await replicated.burst(), "burst 10000 rows, replication"))
+        log("bulk update under a live query, replication…")
         results.append(rename(try await replicated.bulkUnderLiveQuery(), "5000-row UPDATE under a 10000-row query, replication"))
+        log("write path, published…")
         results.append(try await triggerOverhead(name: "UPDATE 10000 rows, published", target: 1.05,
                                                  note: "the same UPDATE on a copy of the table with nothing installed; published, no triggers"))
         results.append(try await outage(replicated: replicated))

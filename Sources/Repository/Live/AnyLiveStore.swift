@@ -21,7 +21,7 @@ protocol AnyLiveStore: AnyObject, Sendable {
     /// Takes the rows the replication stream delivered with these changes, each of a store of
     /// this one's type, where the store can (see ``SyncState/streamed(_:version:at:row:sequence:)``):
     /// the rows are decoded together. The stores that must be read.
-    func takeStreamed(_ changes: [(store: any AnyLiveStore, change: Change)]) -> [any AnyLiveStore]
+    func takeStreamed(_ changes: ArraySlice<(store: any AnyLiveStore, change: Change)>) -> [any AnyLiveStore]
     /// For an aggregate: whether this announcement of a child row it holds may change it; nil
     /// when the row is not one of its children.
     func isStale(afterChildChange change: Change) -> Bool?
@@ -45,26 +45,34 @@ extension LiveStore: AnyLiveStore {
         return state == .deleted || change.operation != .update || version != change.version
     }
 
-    @usableFromInline func takeStreamed(_ changes: [(store: any AnyLiveStore, change: Change)]) -> [any AnyLiveStore] {
+    @usableFromInline func takeStreamed(_ changes: ArraySlice<(store: any AnyLiveStore, change: Change)>) -> [any AnyLiveStore] {
         Self.takeStreamed(group: changes)
     }
 
     /// ``takeStreamed(_:)``, for ``StoreEngine``.
     @inlinable
-    static func takeStreamed(group changes: [(store: any AnyLiveStore, change: Change)]) -> [any AnyLiveStore] {
-        let typed = changes.compactMap { pair in (pair.store as? LiveStore<Table>).map { (store: $0, change: pair.change) } }
-        guard let first = typed.first?.store else { return [] }
+    static func takeStreamed(group changes: ArraySlice<(store: any AnyLiveStore, change: Change)>) -> [any AnyLiveStore] {
+        // What the stores need of each change, taken out once: the changes are not copied whole.
+        var entries: [(store: LiveStore<Table>, operation: Change.Operation, version: Int64, row: StreamedRow?)] = []
+        entries.reserveCapacity(changes.count)
+        for pair in changes {
+            guard let store = pair.store as? LiveStore<Table> else { continue }
+            entries.append((store, pair.change.operation, pair.change.version, pair.change.row))
+        }
+        guard let first = entries.first?.store else { return [] }
         // Decoded outside the stores' locks, together, and only the rows stores will take.
-        let taking = typed.filter { pair in pair.change.row.map { pair.store.takesStreamed(at: $0.position) } ?? false }
-        let decoded = first.table.committed(streamed: taking.compactMap(\.change.row))
-        var rows: [ObjectIdentifier: Committed<Content>] = [:]
-        for (pair, row) in zip(taking, decoded) { rows[ObjectIdentifier(pair.store)] = row }
+        var rows = [Committed<Content>?](repeating: nil, count: entries.count)
+        let taking = entries.indices.filter { index in entries[index].row.map { entries[index].store.takesStreamed(at: $0.position) } ?? false }
+        let decoded = first.table.committed(streamed: taking.map { entries[$0].row! })
+        for (index, row) in zip(taking, decoded) { rows[index] = row }
         var taken = 0
-        let stale = MemberBatch.run {
-            typed.compactMap { store, change -> (any AnyLiveStore)? in
-                let outcome = store.streamed(change, row: rows[ObjectIdentifier(store)])
+        var stale: [any AnyLiveStore] = []
+        MemberBatch.run {
+            for index in entries.indices {
+                let entry = entries[index]
+                let outcome = entry.store.streamed(entry.operation, version: entry.version, at: entry.row?.position, row: rows[index])
                 if outcome.taken { taken += 1 }
-                return outcome.stale ? store : nil
+                if outcome.stale { stale.append(entry.store) }
             }
         }
         if taken > 0 { first.countStreamed(taken) }

@@ -152,12 +152,12 @@ extension LiveRepository {
     /// row's changes are still taken in the order the stream delivered them.
     private static func takeStreamed(_ group: [(store: any AnyLiveStore, change: Change)], with engine: StoreEngine) -> [any AnyLiveStore] {
         let parts = group.count < streamedPartSize ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 4)
-        guard parts > 1 else { return engine.takeStreamed(StreamedGroup(group)).stores }
+        guard parts > 1 else { return engine.takeStreamed(StreamedGroup(group[...])).stores }
         let size = (group.count + parts - 1) / parts
         // Taken by each part once its stores are done, with no other lock held.
         let stale = Locked<[any AnyLiveStore]>([])
         DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let slice = Array(group[min(part * size, group.count)..<min((part + 1) * size, group.count)])
+            let slice = group[min(part * size, group.count)..<min((part + 1) * size, group.count)]
             guard !slice.isEmpty else { return }
             let found = engine.takeStreamed(StreamedGroup(slice)).stores
             stale.withLock { $0 += found }

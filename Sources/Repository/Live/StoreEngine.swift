@@ -44,7 +44,7 @@ struct StoreEngine: Sendable {
     static func unspecialized(of store: any AnyLiveStore) -> StoreEngine {
         StoreEngine(refresh: { try await $0.stores[0].refresh($0.stores) },
                     refreshOnFeed: { try $0.stores[0].refresh($0.stores, using: $1) },
-                    takeStreamed: { StoreGroup($0.changes[0].store.takeStreamed($0.changes)) },
+                    takeStreamed: { StoreGroup($0.changes.first?.store.takeStreamed($0.changes) ?? []) },
                     storeType: ObjectIdentifier(type(of: store)))
     }
 }
@@ -59,8 +59,8 @@ struct StoreGroup: Sendable {
 /// Stores of one type with the changes the replication stream delivered for them.
 @usableFromInline
 struct StreamedGroup: Sendable {
-    @usableFromInline let changes: [(store: any AnyLiveStore, change: Change)]
-    init(_ changes: [(store: any AnyLiveStore, change: Change)]) { self.changes = changes }
+    @usableFromInline let changes: ArraySlice<(store: any AnyLiveStore, change: Change)>
+    init(_ changes: ArraySlice<(store: any AnyLiveStore, change: Change)>) { self.changes = changes }
 }
 
 /// Engines registered by type (see ``StoreEngine``).

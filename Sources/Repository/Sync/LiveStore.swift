@@ -219,9 +219,15 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     /// drawn once the stream had delivered it (by default, now), so that a read started later
     /// prevails, and an applied one refuses it.
     @inlinable func streamed(_ change: Change, row: Committed<Content>?, numbered number: UInt64? = nil) -> (stale: Bool, taken: Bool) {
+        streamed(change.operation, version: change.version, at: change.row?.position, row: row, numbered: number)
+    }
+
+    /// ``streamed(_:row:numbered:)`` of a change's operation, version and stream position.
+    @inlinable func streamed(_ operation: Change.Operation, version: Int64, at position: StreamedVersion?, row: Committed<Content>?,
+                             numbered number: UInt64? = nil) -> (stale: Bool, taken: Bool) {
         var outcome = (stale: false, taken: false)
         transition { sync in
-            let next = sync.streamed(change.operation, version: change.version, at: change.row?.position, row: row, sequence: number ?? sequence.next())
+            let next = sync.streamed(operation, version: version, at: position, row: row, sequence: number ?? sequence.next())
             outcome = (next.stale, next.taken)
             return next.effects
         }

@@ -18,33 +18,37 @@ enum PgOutputMessage: Equatable, Sendable {
     /// Anything else (origins, types, logical messages): nothing a feed needs.
     case other(UInt8)
 
-    /// A table as the stream describes it.
+    /// A table as the stream describes it, with what each of its rows needs worked out once:
+    /// its name, where its key is, and whether that key is an integer.
     struct Relation: Equatable, Sendable {
         let id: UInt32
         let schema: String
         let name: String
         let columns: [Column]
-        /// The positions of the key's columns, in the key's order; nil: the columns marked as
-        /// key, in table order.
-        var keyOrder: [Int]?
         /// Whether the table has row-level security (the stream sends every row all the same).
         var hasRowSecurity = false
         /// The columns as a read's result names and types them: their types as the stream says
         /// until ``withTypes(_:)`` gives them as the type catalog describes them.
         private(set) var resultColumns: [QueryResult.Column]
+        /// `schema.name`, as live stores name their tables.
+        let qualifiedName: String
+        /// The positions of the key's columns, in the key's order: the columns marked as key,
+        /// in table order, until ``withKey(_:)`` gives the primary key's order.
+        private(set) var keyPositions: [Int]
+        /// Whether each of ``keyPositions`` is an integer column (announcements spell those as numbers).
+        private(set) var keyIsInteger: [Bool]
+        /// Whether the replica identity's columns are the key's: then an update that changes the
+        /// key carries the old one. (An identity on another index sends the old row's identity
+        /// only when those columns change; `FULL` always sends the old row.)
+        private(set) var identityIsKey: Bool
 
         init(id: UInt32, schema: String, name: String, columns: [Column]) {
             (self.id, self.schema, self.name, self.columns) = (id, schema, name, columns)
             resultColumns = columns.map { QueryResult.Column(name: $0.name, type: PostgresType(rawValue: $0.type)) }
+            qualifiedName = schema + "." + name
+            (keyPositions, keyIsInteger, identityIsKey) = ([], [], true)
+            keyed(columns.indices.filter { columns[$0].isKey })
         }
-
-        /// The positions of the key's columns, in the key's order.
-        var keyPositions: [Int] { keyOrder ?? columns.indices.filter { columns[$0].isKey } }
-
-        /// Whether the replica identity's columns are the key's: then an update that changes the
-        /// key carries the old one. (An identity on another index sends the old row's identity
-        /// only when those columns change; `FULL` always sends the old row.)
-        var identityIsKey: Bool { Set(columns.indices.filter { columns[$0].isKey }) == Set(keyPositions) }
 
         struct Column: Equatable, Sendable {
             /// Whether the column is part of the replica identity (the primary key, by default).
@@ -53,17 +57,20 @@ enum PgOutputMessage: Equatable, Sendable {
             let type: UInt32
         }
 
-        /// `schema.name`, as live stores name their tables.
-        var qualifiedName: String { schema + "." + name }
-
         /// The same relation whose key is `key`, in that order (its columns keep their places
         /// in rows; ``ReplicationStream`` reads the key in this order).
         func withKey(_ key: [String]) -> Relation {
             var copy = self
             let positions = key.compactMap { name in columns.firstIndex { $0.name == name } }
             // A key the rows do not carry whole (a generated column): no key.
-            copy.keyOrder = positions.count == key.count ? positions : []
+            copy.keyed(positions.count == key.count ? positions : [])
             return copy
+        }
+
+        private mutating func keyed(_ positions: [Int]) {
+            keyPositions = positions
+            keyIsInteger = positions.map { [.int2, .int4, .int8].contains(PostgresType(rawValue: columns[$0].type)) }
+            identityIsKey = Set(columns.indices.filter { columns[$0].isKey }) == Set(positions)
         }
 
         /// The same relation whose columns have these types (described by the type catalog).
@@ -81,9 +88,9 @@ enum PgOutputMessage: Equatable, Sendable {
         /// A TOASTed value the change left as it was: not sent.
         case unchanged
         /// In the type's text form (a type with no binary form, or a stream started without `binary`).
-        case text([UInt8])
+        case text(ArraySlice<UInt8>)
         /// In the type's binary form, as results carry it.
-        case binary([UInt8])
+        case binary(ArraySlice<UInt8>)
     }
 }
 
@@ -194,7 +201,7 @@ private struct PgOutputReader {
             case let kind where kind == UInt8(ascii: "t") || kind == UInt8(ascii: "b"):
                 let length = Int(try uint32())
                 guard position + length <= bytes.count else { throw PgOutputError(description: "a value ends early") }
-                let value = Array(bytes[position..<position + length])
+                let value = bytes[position..<position + length]  // shares the message's bytes
                 cells.append(kind == UInt8(ascii: "b") ? .binary(value) : .text(value))
                 position += length
             case let other: throw PgOutputError(description: "unknown column kind \(other)")

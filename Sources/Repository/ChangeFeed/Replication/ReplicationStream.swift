@@ -10,7 +10,7 @@
 /// whole comes with its change (see ``StreamedRow``). A change whose key the stream does not
 /// carry (a NULL or unsent key value) stands for its whole table: a truncate.
 struct ReplicationStream {
-    private var relations: [UInt32: PgOutputMessage.Relation] = [:]
+    private var relations: [UInt32: Described] = [:]
     private var transaction: Transaction?
     private var ready = ChangeBatch()
     /// The ids of the committed transactions whose changes are in `ready`.
@@ -20,10 +20,17 @@ struct ReplicationStream {
     /// The slot's epoch (see ``StreamedRow/epoch``), given to the rows it delivers.
     var epoch: UInt64 = 0
 
+    /// A table as the stream last described it, shared by the changes made to it meanwhile.
+    private final class Described: Sendable {
+        let relation: PgOutputMessage.Relation
+        init(_ relation: PgOutputMessage.Relation) { self.relation = relation }
+    }
+
     private struct Transaction {
         let id: UInt32
         /// Each change, with the row it left (inserts and updates) and its table as it was then.
-        var changes: [(change: Change, row: [PgOutputMessage.Cell]?, relation: PgOutputMessage.Relation?)] = []
+        var changes: [(change: Change, row: [PgOutputMessage.Cell]?, table: Described)] = []
+        /// How many changes each row had, by table (its id) and key.
         var count: [Key: Int] = [:]
         /// The bytes of the rows held so far.
         var rowBytes = 0
@@ -34,7 +41,7 @@ struct ReplicationStream {
     static let rowBytesLimit = 64 << 20
 
     private struct Key: Hashable {
-        let table: String
+        let table: UInt32
         let key: ChangeKey
     }
 
@@ -45,22 +52,22 @@ struct ReplicationStream {
             transaction = Transaction(id: id)
         case .commit(_, let end):
             guard let finished = transaction else { throw PgOutputError(description: "a commit outside a transaction") }
-            for (change, cells, relation) in finished.changes {
-                let once = finished.count[Key(table: change.table, key: change.key)] == 1
+            for (change, cells, table) in finished.changes {
+                let once = finished.count[Key(table: table.relation.id, key: change.key)] == 1
                 let version = once && change.operation != .truncate ? Int64(finished.id) : 0
-                let row = cells.flatMap { cells in relation.flatMap { StreamedRow(cells, of: $0, version: version, epoch: epoch) } }
+                let row = cells.flatMap { StreamedRow($0, of: table.relation, version: version, epoch: epoch) }
                 ready.add(Change(table: change.table, operation: change.operation, key: change.key, version: version, row: row))
             }
             readyThrough = end
             if !finished.changes.isEmpty { readyTransactions.append(finished.id) }
             transaction = nil
         case .relation(let relation):
-            relations[relation.id] = relation
+            relations[relation.id] = Described(relation)
         case .insert(let id, let new):
             try record(.insert, id, new)
         case .update(let id, let old, let new):
             // A changed key: the old row is gone, the new one is there.
-            if let old, let relation = relations[id], Self.key(old, of: relation) != Self.key(new, of: relation) {
+            if let old, let relation = relations[id]?.relation, Self.key(old, of: relation) != Self.key(new, of: relation) {
                 try record(.delete, id, old)
                 try record(.insert, id, new)
             } else {
@@ -68,7 +75,7 @@ struct ReplicationStream {
                 // No old row from a table whose replica identity is another index than its key:
                 // the key may have changed unseen, and the old one's row would stay. What
                 // follows the table is run again, as after a TRUNCATE.
-                if old == nil, let relation = relations[id], !relation.identityIsKey { try truncate(id) }
+                if old == nil, let relation = relations[id]?.relation, !relation.identityIsKey { try truncate(id) }
             }
         case .delete(let id, let old):
             try record(.delete, id, old)
@@ -91,18 +98,18 @@ struct ReplicationStream {
     }
 
     private mutating func record(_ operation: Change.Operation, _ id: UInt32, _ row: [PgOutputMessage.Cell]) throws(PgOutputError) {
-        guard let relation = relations[id] else { throw PgOutputError(description: "a change of a table the stream did not describe") }
-        guard let key = Self.key(row, of: relation) else { return try truncate(id) }
-        try append(Change(table: relation.qualifiedName, operation: operation, key: key, version: 0),
-                   row: operation == .delete ? nil : row, of: relation)
+        guard let table = relations[id] else { throw PgOutputError(description: "a change of a table the stream did not describe") }
+        guard let key = Self.key(row, of: table.relation) else { return try truncate(id) }
+        try append(Change(table: table.relation.qualifiedName, operation: operation, key: key, version: 0),
+                   row: operation == .delete ? nil : row, of: table)
     }
 
     private mutating func truncate(_ id: UInt32) throws(PgOutputError) {
-        guard let relation = relations[id] else { throw PgOutputError(description: "a truncate of a table the stream did not describe") }
-        try append(Change(table: relation.qualifiedName, operation: .truncate, key: .text(""), version: 0))
+        guard let table = relations[id] else { throw PgOutputError(description: "a truncate of a table the stream did not describe") }
+        try append(Change(table: table.relation.qualifiedName, operation: .truncate, key: .text(""), version: 0), of: table)
     }
 
-    private mutating func append(_ change: Change, row: [PgOutputMessage.Cell]? = nil, of relation: PgOutputMessage.Relation? = nil) throws(PgOutputError) {
+    private mutating func append(_ change: Change, row: [PgOutputMessage.Cell]? = nil, of table: Described) throws(PgOutputError) {
         guard transaction != nil else { throw PgOutputError(description: "a change outside a transaction") }
         // Only a row sent whole in binary form is kept (see ``StreamedRow``): its values, and
         // what each cell costs beyond them.
@@ -116,8 +123,8 @@ struct ReplicationStream {
         }
         let keeps = row != nil && bytes + (transaction?.rowBytes ?? 0) <= Self.rowBytesLimit
         if keeps { transaction?.rowBytes += bytes }
-        transaction?.changes.append((change, keeps ? row : nil, relation))
-        transaction?.count[Key(table: change.table, key: change.key), default: 0] += 1
+        transaction?.changes.append((change, keeps ? row : nil, table))
+        transaction?.count[Key(table: table.relation.id, key: change.key), default: 0] += 1
     }
 
     /// The row's key as announcements carry it — integers as integers, anything else as its
@@ -125,8 +132,7 @@ struct ReplicationStream {
     static func key(_ row: [PgOutputMessage.Cell], of relation: PgOutputMessage.Relation) -> ChangeKey? {
         guard relation.columns.count == row.count else { return nil }
         var parts: [ChangeKey] = []
-        for position in relation.keyPositions {
-            let isInteger = [.int2, .int4, .int8].contains(PostgresType(rawValue: relation.columns[position].type))
+        for (position, isInteger) in zip(relation.keyPositions, relation.keyIsInteger) {
             switch row[position] {
             case .text(let bytes):
                 let text = String(decoding: bytes, as: UTF8.self)

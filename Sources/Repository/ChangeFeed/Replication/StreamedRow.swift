@@ -12,8 +12,8 @@ import Synchronization
 @usableFromInline struct StreamedRow: Sendable {
     /// The table's columns, in its order, their types described as reads describe them.
     let columns: [QueryResult.Column]
-    /// Each column's bytes; nil for NULL.
-    let cells: [[UInt8]?]
+    /// Each column's bytes (in the message that carried them); nil for NULL.
+    let cells: [ArraySlice<UInt8>?]
     /// The row's version: the id of the transaction that wrote it.
     let version: Int64
     /// Which slot's stream delivered it (see ``ReplicationSlot/epoch``): the order the stream
@@ -24,14 +24,14 @@ import Synchronization
     @usableFromInline var position: StreamedVersion { StreamedVersion(epoch: epoch, version: version) }
 
     /// A row of these columns and cells, at `version` in the stream of slot `epoch`.
-    init(columns: [QueryResult.Column], cells: [[UInt8]?], version: Int64, epoch: UInt64) {
+    init(columns: [QueryResult.Column], cells: [ArraySlice<UInt8>?], version: Int64, epoch: UInt64) {
         (self.columns, self.cells, self.version, self.epoch) = (columns, cells, version, epoch)
     }
 
     /// The row in `cells`, when the stream sent all of it in binary form.
     init?(_ cells: [PgOutputMessage.Cell], of relation: PgOutputMessage.Relation, version: Int64, epoch: UInt64) {
         guard cells.count == relation.resultColumns.count, version != 0, !relation.hasRowSecurity else { return nil }
-        var bytes: [[UInt8]?] = []
+        var bytes: [ArraySlice<UInt8>?] = []
         bytes.reserveCapacity(cells.count)
         for cell in cells {
             switch cell {
