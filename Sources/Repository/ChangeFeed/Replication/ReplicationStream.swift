@@ -130,27 +130,31 @@ struct ReplicationStream {
     /// The row's key as announcements carry it — integers as integers, anything else as its
     /// text, several columns as a composite — or nil when a key column's value is not there.
     static func key(_ row: [PgOutputMessage.Cell], of relation: PgOutputMessage.Relation) -> ChangeKey? {
-        guard relation.columns.count == row.count else { return nil }
+        guard relation.columns.count == row.count, !relation.keyPositions.isEmpty else { return nil }
+        // A key of one column (the usual case) needs no list of parts.
+        if relation.keyPositions.count == 1 { return part(row, at: relation.keyPositions[0], isInteger: relation.keyIsInteger[0], of: relation) }
         var parts: [ChangeKey] = []
         for (position, isInteger) in zip(relation.keyPositions, relation.keyIsInteger) {
-            switch row[position] {
-            case .text(let bytes):
-                let text = String(decoding: bytes, as: UTF8.self)
-                guard isInteger else { parts.append(.text(text)); continue }
-                guard let integer = Int64(text) else { return nil }
-                parts.append(.integer(integer))
-            case .binary(let bytes):
-                // As PostgreSQL prints it, the way announcements spell keys.
-                let column = relation.resultColumns[position]
-                let cell = Cell(column: column.name, type: column.type, bytes: bytes[...])
-                guard let part = isInteger ? (try? cell.decodeInteger(Int64.self)).map(ChangeKey.integer)
-                                           : (try? cell.decodeString()).map(ChangeKey.text) else { return nil }
-                parts.append(part)
-            case .null, .unchanged:
-                return nil
-            }
+            guard let part = part(row, at: position, isInteger: isInteger, of: relation) else { return nil }
+            parts.append(part)
         }
-        guard !parts.isEmpty else { return nil }
-        return parts.count == 1 ? parts[0] : .composite(parts)
+        return .composite(parts)
+    }
+
+    /// The value of key column `position`, or nil when it is not there.
+    private static func part(_ row: [PgOutputMessage.Cell], at position: Int, isInteger: Bool, of relation: PgOutputMessage.Relation) -> ChangeKey? {
+        switch row[position] {
+        case .text(let bytes):
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard isInteger else { return .text(text) }
+            return Int64(text).map(ChangeKey.integer)
+        case .binary(let bytes):
+            // As PostgreSQL prints it, the way announcements spell keys.
+            let column = relation.resultColumns[position]
+            let cell = Cell(column: column.name, type: column.type, bytes: bytes)
+            return isInteger ? (try? cell.decodeInteger(Int64.self)).map(ChangeKey.integer) : (try? cell.decodeString()).map(ChangeKey.text)
+        case .null, .unchanged:
+            return nil
+        }
     }
 }
