@@ -51,8 +51,17 @@ extension LiveRepository {
     /// live query run again.
     func resyncEverything() {
         scheduleRefresh(stores.withLock { stores in
-            stores = stores.filter { !$0.value.isEmpty }
-            return stores.values.flatMap(\.all)
+            // Every live store, and the entries none is left in dropped (in place: most are kept).
+            var live: [any AnyLiveStore] = []
+            var emptied: [StoreKey] = []
+            live.reserveCapacity(stores.count)
+            for (key, entry) in stores {
+                let before = live.count
+                entry.forEachStore { live.append($0) }
+                if live.count == before { emptied.append(key) }
+            }
+            for key in emptied { stores.removeValue(forKey: key) }
+            return live
         })
         rerunQueries()
     }

@@ -69,6 +69,20 @@ struct TableKey: Sendable {
 
     /// The parameters of ``isAny(parameter:)``: one array of values per key column.
     func arrays(of ids: [some Encodable]) throws -> [SQLValue] {
+        // A key of one column whose ids are plain values (the usual case): no list per id.
+        if columns.count == 1 {
+            var values: [SQLValue] = []
+            values.reserveCapacity(ids.count)
+            for id in ids {
+                guard let scalar = id as? any SQLValueConvertible else { return try arraysByColumn(of: ids) }
+                values.append(scalar.sqlValue)
+            }
+            return [.text(ArrayLiteral.string(from: values))]
+        }
+        return try arraysByColumn(of: ids)
+    }
+
+    private func arraysByColumn(of ids: [some Encodable]) throws -> [SQLValue] {
         let rows = try ids.map { try values(of: $0) }
         return columns.indices.map { column in .text(ArrayLiteral.string(from: rows.map { $0[column] })) }
     }

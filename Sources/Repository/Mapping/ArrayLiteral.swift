@@ -15,7 +15,17 @@ enum ArrayLiteral {
         }
     }
 
-    static func string(from elements: [SQLValue]) -> String { string(.array(elements.map(Node.scalar))) }
+    /// The literal of a one-dimensional array of these elements (written straight, with no
+    /// ``Node`` per element: a batch of keys is thousands of them).
+    static func string(from elements: [SQLValue]) -> String {
+        guard !elements.isEmpty else { return "{}" }
+        var literal = "{"
+        for (index, element) in elements.enumerated() {
+            if index > 0 { literal += "," }
+            append(element, to: &literal)
+        }
+        return literal + "}"
+    }
 
     /// The literal of `node`; `{}` for an array with no element at any depth (`[[], []]`),
     /// which is how PostgreSQL writes every empty array (it refuses `{{},{}}`).
@@ -28,9 +38,7 @@ enum ArrayLiteral {
 
     private static func append(_ node: Node, to literal: inout String) {
         switch node {
-        case .scalar(.null): literal += "NULL"
-        case .scalar(.text(let text)): appendQuoted(text, to: &literal)
-        case .scalar(.bytes(let bytes)): appendQuoted(#"\x"# + TextForm.hex(bytes), to: &literal)
+        case .scalar(let value): append(value, to: &literal)
         case .array(let elements):
             literal += "{"
             for (index, element) in elements.enumerated() {
@@ -38,6 +46,14 @@ enum ArrayLiteral {
                 append(element, to: &literal)
             }
             literal += "}"
+        }
+    }
+
+    private static func append(_ value: SQLValue, to literal: inout String) {
+        switch value {
+        case .null: literal += "NULL"
+        case .text(let text): appendQuoted(text, to: &literal)
+        case .bytes(let bytes): appendQuoted(#"\x"# + TextForm.hex(bytes), to: &literal)
         }
     }
 
