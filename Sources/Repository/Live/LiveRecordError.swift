@@ -4,7 +4,8 @@ import Foundation
 ///
 /// `table` names the table as a message shows it: schema and name, each in double quotes
 /// where it is not a plain lowercase identifier (`public.people`, `public."odd.name"`), control
-/// characters escaped. `key` is the row's key as the identity map names it: a single value's
+/// characters escaped; a live SQL query's tables as a list of those (`public.orders,
+/// public.people`). `key` is the row's key as the identity map names it: a single value's
 /// text, or a JSON array of a composite key's values' texts (`["7","grace"]`).
 public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     /// No row has this key.
@@ -69,7 +70,10 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
     /// A table as a message shows it: the library names tables with each part quoted where it
     /// needs to be (`public."odd.name"`), which is shown as it is, control characters escaped.
     private static func shown(table: String) -> String {
-        table.contains("\"") ? TerminalText.escaped(table, limit: 400) : TerminalText.name(table)
+        // Shown already (quoted where needed): escaped once more, as text from outside. A list
+        // of such names (a live SQL query's tables, `public.orders, public.people`) stays a list.
+        if table.contains("\"") { return TerminalText.escaped(table, limit: 400) }
+        return table.components(separatedBy: ", ").map { TerminalText.name($0) }.joined(separator: ", ")
     }
 
     /// A key as a message shows it: a composite key's values in parentheses, each shown as a

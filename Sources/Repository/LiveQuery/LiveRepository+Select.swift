@@ -71,13 +71,14 @@ extension LiveRepository {
             queries.append(WeakQuery(query: select))
         }
         // A change announced while the first run ran may not be in its result.
-        if announced.withLock({ announced in followed.contains { announced.mayHaveChanged(table: $0, since: number) } }) { select.rerun() }
+        if announced.withLock({ announced in followed.contains { announced.mayHaveChanged(table: $0.name, since: number) } }) { select.rerun() }
         return select.result()
     }
 
-    /// The tables `sql` reads, from its plan, and those `named`, as announcements name them;
+    /// The tables `sql` reads, from its plan, and those `named`, as announcements name them
+    /// and as messages show them;
     /// throws when one is not announced.
-    private func tablesFollowed(by sql: String, _ parameters: [SQLValue], naming named: [String]) async throws -> Set<String> {
+    private func tablesFollowed(by sql: String, _ parameters: [SQLValue], naming named: [String]) async throws -> [(name: String, shown: String)] {
         let plan = try await database.query("EXPLAIN (FORMAT JSON, VERBOSE) " + sql, parameters)[0].decode(String.self, at: 0)
         let nodes = try PlanNodes(json: plan)
         guard !nodes.modifies else {
@@ -95,7 +96,7 @@ extension LiveRepository {
             throw PostgresError(.invalidStatement, "a live query reads " + FollowedTables.remedy(silent, source: feed.source))
         }
         for relation in relations { watchFollowed(relation) }
-        return Set(checked.map(\.name))
+        return checked.map { ($0.name, $0.shown) }
     }
 }
 

@@ -5,15 +5,19 @@
 final class LiveSelect<Value: Equatable & Sendable>: @unchecked Sendable {
     // @unchecked: `schedule` is a Locked value; `cell` keeps its state behind its own lock.
     let tables: Set<String>
+    /// The tables as messages name them, in order (`public.orders, public.people`).
+    private let shownTables: String
     private let run: @Sendable () async throws -> Value
     private let report: @Sendable (LiveRecordError) -> Void
     private let cell: VarStore<Value>
     private let schedule = Locked(RerunSchedule())
 
-    /// A result first read by `run` (whose rows are `initial`), then kept current.
-    init(tables: Set<String>, initial: Value, report: @escaping @Sendable (LiveRecordError) -> Void,
+    /// A result first read by `run` (whose rows are `initial`), then kept current; `tables` are
+    /// the tables it follows, each with its name as messages show it.
+    init(tables: [(name: String, shown: String)], initial: Value, report: @escaping @Sendable (LiveRecordError) -> Void,
          run: @escaping @Sendable () async throws -> Value) {
-        self.tables = tables
+        self.tables = Set(tables.map(\.name))
+        shownTables = Set(tables.map(\.shown)).sorted().joined(separator: ", ")
         self.run = run
         self.report = report
         cell = VarStore(initial)
@@ -44,7 +48,7 @@ final class LiveSelect<Value: Equatable & Sendable>: @unchecked Sendable {
                     return true
                 }
             } catch {
-                report(.refreshFailed(table: tables.sorted().joined(separator: ", "), error))
+                report(.refreshFailed(table: shownTables, error))
             }
         } while schedule.withLock({ $0.finished() })
     }

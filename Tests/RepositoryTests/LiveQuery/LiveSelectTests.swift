@@ -104,6 +104,24 @@ struct LiveSelectTests {
         #expect(try await database.query("SELECT count(*) FROM people WHERE name = 'sneaky'")[0].decode(Int.self, at: 0) == 0)
     }
 
+    @Test("a run that fails is reported naming each table the query reads, as messages name tables; the next change runs it again")
+    func failedRunNamesItsTables() async throws {
+        let errors = ErrorLog(repository)
+        try await database.query(#"CREATE TABLE "Odd Tallies" (id bigint PRIMARY KEY, divisor int NOT NULL)"#)
+        try await database.query(#"SELECT live.enable_change_notifications('"Odd Tallies"')"#)
+        try await database.query("INSERT INTO people (id, name) VALUES (1, 'Ada')")
+        try await database.query(#"INSERT INTO "Odd Tallies" VALUES (1, 1)"#)
+        struct Quotient: Decodable, Equatable, Sendable { var name: String; var quotient: Int }
+        let sql = #"SELECT p.name, (10 / t.divisor)::int AS quotient FROM people p JOIN "Odd Tallies" t ON t.id = p.id"#
+        let quotients = try await repository.readAll(Quotient.self, sql: sql)
+        #expect(quotients.value == [Quotient(name: "Ada", quotient: 10)])
+        try await database.query(#"UPDATE "Odd Tallies" SET divisor = 0 WHERE id = 1"#)  // the next run divides by zero
+        let expected = #"re-reading changed rows of public."Odd Tallies", public.people failed: "#
+        #expect(try await eventually { errors.errors.all.contains { $0.hasPrefix(expected) } }, "\(errors.errors.all)")
+        try await database.query(#"UPDATE "Odd Tallies" SET divisor = 2 WHERE id = 1"#)
+        #expect(try await eventually { quotients.value == [Quotient(name: "Ada", quotient: 5)] }, "\(quotients.value)")
+    }
+
     @Test("changes made while the listening connection was cut arrive after it reconnects")
     func outage() async throws {
         let tallies = try await repository.readAll(Tally.self, sql: Self.tallySQL, parameters: ["%"])
