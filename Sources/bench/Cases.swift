@@ -155,6 +155,8 @@ struct Cases {
         var cpu = Samples()
         let before = repository.rowQueries
         let rounds = ProcessInfo.processInfo.environment["BURST_ROUNDS"].flatMap(Int.init).map { max(1, $0) } ?? 5
+        // A mark for profiling the rounds alone.
+        log("burst through \(source == .notifications() ? "notifications" : "replication"): \(rounds) rounds…")
         for round in 1...rounds {
             seen.update { $0 = 0 }
             var committed = ContinuousClock.now

@@ -18,10 +18,10 @@ protocol AnyLiveStore: AnyObject, Sendable {
     /// read: anything but an update to the version it holds, or an update while its write is
     /// under way (held until that write settles; see ``SyncState/announced(_:version:)``).
     func isStale(after change: Change) -> Bool
-    /// Takes the rows the replication stream delivered with these changes, each of a store of
-    /// this one's type, where the store can (see ``SyncState/streamed(_:version:at:row:sequence:)``):
+    /// Takes the rows the replication stream delivered for these stores, each of this one's
+    /// type, where the store can (see ``SyncState/streamed(_:version:at:row:sequence:)``):
     /// the rows are decoded together. The stores that must be read.
-    func takeStreamed(_ changes: ArraySlice<(store: any AnyLiveStore, change: Change)>) -> [any AnyLiveStore]
+    func takeStreamed(_ group: StreamedGroup) -> [any AnyLiveStore]
     /// For an aggregate: whether this announcement of a child row it holds may change it; nil
     /// when the row is not one of its children.
     func isStale(afterChildChange change: Change) -> Bool?
@@ -45,34 +45,38 @@ extension LiveStore: AnyLiveStore {
         return state == .deleted || change.operation != .update || version != change.version
     }
 
-    @usableFromInline func takeStreamed(_ changes: ArraySlice<(store: any AnyLiveStore, change: Change)>) -> [any AnyLiveStore] {
-        Self.takeStreamed(group: changes)
+    @usableFromInline func takeStreamed(_ group: StreamedGroup) -> [any AnyLiveStore] {
+        Self.takeStreamed(group: group)
     }
 
     /// ``takeStreamed(_:)``, for ``StoreEngine``.
     @inlinable
-    static func takeStreamed(group changes: ArraySlice<(store: any AnyLiveStore, change: Change)>) -> [any AnyLiveStore] {
-        // What the stores need of each change, taken out once: the changes are not copied whole.
-        var entries: [(store: LiveStore<Table>, operation: Change.Operation, version: Int64, row: StreamedRow?)] = []
-        entries.reserveCapacity(changes.count)
-        for pair in changes {
-            guard let store = pair.store as? LiveStore<Table> else { continue }
-            entries.append((store, pair.change.operation, pair.change.version, pair.change.row))
+    static func takeStreamed(group: StreamedGroup) -> [any AnyLiveStore] {
+        // By position in the group's lists.
+        var stores: [LiveStore<Table>] = []
+        var positions: [Int] = []
+        stores.reserveCapacity(group.stores.count)
+        positions.reserveCapacity(group.stores.count)
+        for position in group.stores.indices {
+            guard let store = group.stores[position] as? LiveStore<Table> else { continue }
+            stores.append(store)
+            positions.append(position)
         }
-        guard let first = entries.first?.store else { return [] }
+        guard let first = stores.first else { return [] }
         // Decoded outside the stores' locks, together, and only the rows stores will take.
-        var rows = [Committed<Content>?](repeating: nil, count: entries.count)
-        let taking = entries.indices.filter { index in entries[index].row.map { entries[index].store.takesStreamed(at: $0.position) } ?? false }
-        let decoded = first.table.committed(streamed: taking.map { entries[$0].row! })
+        var rows = [Committed<Content>?](repeating: nil, count: stores.count)
+        let taking = stores.indices.filter { index in group.rows[positions[index]].map { stores[index].takesStreamed(at: $0.position) } ?? false }
+        let decoded = first.table.committed(streamed: taking.map { group.rows[positions[$0]]! })
         for (index, row) in zip(taking, decoded) { rows[index] = row }
         var taken = 0
         var stale: [any AnyLiveStore] = []
         MemberBatch.run {
-            for index in entries.indices {
-                let entry = entries[index]
-                let outcome = entry.store.streamed(entry.operation, version: entry.version, at: entry.row?.position, row: rows[index])
+            for index in stores.indices {
+                let position = positions[index]
+                let outcome = stores[index].streamed(group.operations[position], version: group.versions[position],
+                                                     at: group.rows[position]?.position, row: rows[index])
                 if outcome.taken { taken += 1 }
-                if outcome.stale { stale.append(entry.store) }
+                if outcome.stale { stale.append(stores[index]) }
             }
         }
         if taken > 0 { first.countStreamed(taken) }

@@ -36,7 +36,7 @@ struct StoreEngine: Sendable {
         typealias Store = LiveStore<RecordTable<R>>
         return StoreEngine(refresh: { try await Store.refresh(group: $0.stores) },
                            refreshOnFeed: { try Store.refresh(group: $0.stores, using: $1) },
-                           takeStreamed: { StoreGroup(Store.takeStreamed(group: $0.changes)) },
+                           takeStreamed: { StoreGroup(Store.takeStreamed(group: $0)) },
                            storeType: ObjectIdentifier(Store.self))
     }
 
@@ -44,7 +44,7 @@ struct StoreEngine: Sendable {
     static func unspecialized(of store: any AnyLiveStore) -> StoreEngine {
         StoreEngine(refresh: { try await $0.stores[0].refresh($0.stores) },
                     refreshOnFeed: { try $0.stores[0].refresh($0.stores, using: $1) },
-                    takeStreamed: { StoreGroup($0.changes.first?.store.takeStreamed($0.changes) ?? []) },
+                    takeStreamed: { StoreGroup($0.stores.first?.takeStreamed($0) ?? []) },
                     storeType: ObjectIdentifier(type(of: store)))
     }
 }
@@ -56,11 +56,25 @@ struct StoreGroup: Sendable {
     @usableFromInline init(_ stores: [any AnyLiveStore]) { self.stores = stores }
 }
 
-/// Stores of one type with the changes the replication stream delivered for them.
+/// Stores of one type with what the replication stream delivered for each: its change's
+/// operation and version, and the row. Kept as one list per field, so that taking them copies
+/// no change whole.
 @usableFromInline
 struct StreamedGroup: Sendable {
-    @usableFromInline let changes: ArraySlice<(store: any AnyLiveStore, change: Change)>
-    init(_ changes: ArraySlice<(store: any AnyLiveStore, change: Change)>) { self.changes = changes }
+    @usableFromInline private(set) var stores: [any AnyLiveStore] = []
+    @usableFromInline private(set) var operations: [Change.Operation] = []
+    @usableFromInline private(set) var versions: [Int64] = []
+    @usableFromInline private(set) var rows: [StreamedRow?] = []
+
+    init() {}
+
+    /// Adds `store`, for which the stream delivered `change`.
+    mutating func append(_ store: any AnyLiveStore, _ change: Change) {
+        stores.append(store)
+        operations.append(change.operation)
+        versions.append(change.version)
+        rows.append(change.row)
+    }
 }
 
 /// Engines registered by type (see ``StoreEngine``).

@@ -62,10 +62,10 @@ struct StreamedRowTests {
         var n: Int64
     }
 
-    /// More rows than one part of a batch of streamed rows (``LiveRepository/streamedPartSize``).
-    static let manyRows = 3 * LiveRepository.streamedPartSize
+    /// Rows one statement changes at once.
+    static let manyRows = 768
 
-    @Test("statements changing many rows at once: their rows are taken in parts on several threads, and every handle ends at its row")
+    @Test("statements changing many rows at once: their rows are taken in one pass, and every handle ends at its row")
     func manyRowsAtOnce() async throws {
         let repository = LiveRepository(database, changes: .logicalReplication)
         defer { repository.close() }
