@@ -151,7 +151,7 @@ extension LiveRepository {
                 stale.append(store)
             }
         }
-        // On this thread, in the stream's order. (Splitting a large batch over the processors
+        // On this thread, each store's rows in the stream's order. (Splitting a large batch over the processors
         // cost about 20% more CPU per row, with no gain in time on a 2-core machine whose cores
         // the server shares: both parts retain and release the same objects — the rows' column
         // list, the table's name —, whose counts then bounce between the cores.)

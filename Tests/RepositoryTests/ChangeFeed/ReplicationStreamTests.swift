@@ -87,6 +87,32 @@ struct ReplicationStreamTests {
         #expect(taken.changes.map(\.table) == ["public.members", "public.notes"])
     }
 
+    @Test("a table described again within a transaction: earlier changes keep its name as it was; a table dropped and made again under its name is one table (a row changed in both is versioned 0); a table with no key stands whole")
+    func describedAgain() throws {
+        let insert = Bytes("I").int(16384, 4).byte(UInt8(ascii: "N")).tuple(["7", "seven"]).bytes
+        // Renamed within the transaction (same relation id, a new name).
+        let renamed = Bytes("R").int(16384, 4).string("public").string("jottings").byte(UInt8(ascii: "d")).int(2, 2)
+            .byte(1).string("id").int(20, 4).int(UInt64(UInt32.max), 4).byte(0).string("body").int(25, 4).int(UInt64(UInt32.max), 4).bytes
+        let update = Bytes("U").int(16384, 4).byte(UInt8(ascii: "N")).tuple(["8", "eight"]).bytes
+        let taken = try #require(try run([Self.notes, Self.begin(700), insert, renamed, update, Self.commit(0x5000)]))
+        #expect(taken.changes == [
+            Change(table: "public.notes", operation: .insert, key: .integer(7), version: 700),
+            Change(table: "public.jottings", operation: .update, key: .integer(8), version: 700),
+        ])
+        // Dropped and made again (a new relation id, the same name): row 7 changed twice.
+        let remade = Bytes("R").int(16390, 4).string("public").string("notes").byte(UInt8(ascii: "d")).int(2, 2)
+            .byte(1).string("id").int(20, 4).int(UInt64(UInt32.max), 4).byte(0).string("body").int(25, 4).int(UInt64(UInt32.max), 4).bytes
+        let insertAgain = Bytes("I").int(16390, 4).byte(UInt8(ascii: "N")).tuple(["7", "seven again"]).bytes
+        let twice = try #require(try run([Self.notes, Self.begin(701), insert, remade, insertAgain, Self.commit(0x6000)]))
+        #expect(twice.changes == [Change(table: "public.notes", operation: .insert, key: .integer(7), version: 0)])
+        // No column marked as key (replica identity NOTHING): each change stands for the table.
+        let unkeyed = Bytes("R").int(16391, 4).string("public").string("log").byte(UInt8(ascii: "n")).int(1, 2)
+            .byte(0).string("line").int(25, 4).int(UInt64(UInt32.max), 4).bytes
+        let line = Bytes("I").int(16391, 4).byte(UInt8(ascii: "N")).tuple(["hello"]).bytes
+        let whole = try #require(try run([unkeyed, Self.begin(702), line, Self.commit(0x7000)]))
+        #expect(whole.changes.map(\.operation) == [.truncate] && whole.changes.map(\.table) == ["public.log"])
+    }
+
     @Test("a change of a table the stream never described, or outside a transaction, is an error, not a guess")
     func malformed() throws {
         let insert = Bytes("I").int(16384, 4).byte(UInt8(ascii: "N")).tuple(["7", "seven"]).bytes

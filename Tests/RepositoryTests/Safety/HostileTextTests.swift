@@ -137,6 +137,13 @@ struct HostileTextTests {
         let error = LiveRecordError.notFound(table: "public.odd name", key: "a\u{1B}\"b")
         #expect(error.description == #"no row in "public.odd name" has id "a\u{1b}\"b""#, "\(error)")
         #expect(LiveRecordError.deleted(table: "public.people", key: "42").description.hasPrefix("public.people row 42 "))
+        // A live SQL query's tables: a list of shown names stays a list; a quoted name holding a
+        // comma is not split.
+        let failure = PostgresError(.server, "boom")
+        #expect(LiveRecordError.refreshFailed(table: "public.orders, public.people", failure).description
+                .hasPrefix("re-reading changed rows of public.orders, public.people failed: "))
+        #expect(LiveRecordError.refreshFailed(table: #"public."a, b", public.people"#, failure).description
+                .hasPrefix(#"re-reading changed rows of public."a, b", public.people failed: "#))
         // A feed that cannot follow (a role without REPLICATION) did not lose a connection.
         let misconfigured = LiveRecordError.changeFeedDisconnected(PostgresError(.invalidConfiguration, "role app lacks the REPLICATION attribute"))
         #expect(misconfigured.description == "the change feed cannot follow changes, and tries again: role app lacks the REPLICATION attribute", "\(misconfigured)")

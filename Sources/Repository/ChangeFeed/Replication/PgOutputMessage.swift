@@ -82,7 +82,8 @@ enum PgOutputMessage: Equatable, Sendable {
         }
     }
 
-    /// A column's value in a row of the stream.
+    /// A column's value in a row of the stream: its bytes are those of the message it came in
+    /// (see ``compacted``).
     enum Cell: Equatable, Sendable {
         case null
         /// A TOASTed value the change left as it was: not sent.
@@ -91,6 +92,16 @@ enum PgOutputMessage: Equatable, Sendable {
         case text(ArraySlice<UInt8>)
         /// In the type's binary form, as results carry it.
         case binary(ArraySlice<UInt8>)
+
+        /// The same value in bytes of its own: a decoded cell shares the bytes of the whole
+        /// message it came in, which a kept cell would keep alive.
+        var compacted: Cell {
+            switch self {
+            case .null, .unchanged: self
+            case .text(let bytes): .text(ArraySlice(Array(bytes)))
+            case .binary(let bytes): .binary(ArraySlice(Array(bytes)))
+            }
+        }
     }
 }
 

@@ -30,7 +30,8 @@ struct ReplicationStream {
         let id: UInt32
         /// Each change, with the row it left (inserts and updates) and its table as it was then.
         var changes: [(change: Change, row: [PgOutputMessage.Cell]?, table: Described)] = []
-        /// How many changes each row had, by table (its id) and key.
+        /// How many changes each row had, by table and key — by name, as the stores know rows (a
+        /// table dropped and made again under its name in the transaction is the same table).
         var count: [Key: Int] = [:]
         /// The bytes of the rows held so far.
         var rowBytes = 0
@@ -41,7 +42,7 @@ struct ReplicationStream {
     static let rowBytesLimit = 64 << 20
 
     private struct Key: Hashable {
-        let table: UInt32
+        let table: String
         let key: ChangeKey
     }
 
@@ -53,7 +54,7 @@ struct ReplicationStream {
         case .commit(_, let end):
             guard let finished = transaction else { throw PgOutputError(description: "a commit outside a transaction") }
             for (change, cells, table) in finished.changes {
-                let once = finished.count[Key(table: table.relation.id, key: change.key)] == 1
+                let once = finished.count[Key(table: change.table, key: change.key)] == 1
                 let version = once && change.operation != .truncate ? Int64(finished.id) : 0
                 let row = cells.flatMap { StreamedRow($0, of: table.relation, version: version, epoch: epoch) }
                 ready.add(Change(table: change.table, operation: change.operation, key: change.key, version: version, row: row))
@@ -69,9 +70,11 @@ struct ReplicationStream {
             // A changed key: the old row is gone, the new one is there.
             if let old, let relation = relations[id]?.relation, Self.key(old, of: relation) != Self.key(new, of: relation) {
                 try record(.delete, id, old)
-                try record(.insert, id, new)
+                try record(.insert, id, new.map(\.compacted))
             } else {
-                try record(.update, id, new)
+                // A row kept shares its message's bytes (see ``PgOutputMessage/Cell``): with an old
+                // row in the message too, its own are copied, so that what is kept is what is counted.
+                try record(.update, id, old == nil ? new : new.map(\.compacted))
                 // No old row from a table whose replica identity is another index than its key:
                 // the key may have changed unseen, and the old one's row would stay. What
                 // follows the table is run again, as after a TRUNCATE.
@@ -124,7 +127,7 @@ struct ReplicationStream {
         let keeps = row != nil && bytes + (transaction?.rowBytes ?? 0) <= Self.rowBytesLimit
         if keeps { transaction?.rowBytes += bytes }
         transaction?.changes.append((change, keeps ? row : nil, table))
-        transaction?.count[Key(table: table.relation.id, key: change.key), default: 0] += 1
+        transaction?.count[Key(table: change.table, key: change.key), default: 0] += 1
     }
 
     /// The row's key as announcements carry it — integers as integers, anything else as its
