@@ -151,10 +151,10 @@ extension LiveRepository {
                 stale.append(store)
             }
         }
-        // On this thread, each store's rows in the stream's order. (Splitting a large batch over the processors
-        // cost about 20% more CPU per row, with no gain in time on a 2-core machine whose cores
-        // the server shares: both parts retain and release the same objects — the rows' column
-        // list, the table's name —, whose counts then bounce between the cores.)
+        // On this thread, each store's rows in the stream's order. (Splitting a large batch over
+        // the processors cost about 20% more CPU per row, with no gain in time on a 2-core
+        // machine whose cores the server shares: both parts retain and release the same objects
+        // — the rows' column list, the table's name —, whose counts then bounce between cores.)
         for group in streamed.values { stale += engine(for: group.stores[0]).takeStreamed(group).stores }
         return stale
     }

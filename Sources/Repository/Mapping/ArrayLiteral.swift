@@ -19,12 +19,9 @@ enum ArrayLiteral {
     /// ``Node`` per element: a batch of keys is thousands of them).
     static func string(from elements: [SQLValue]) -> String {
         guard !elements.isEmpty else { return "{}" }
-        var literal = "{"
-        for (index, element) in elements.enumerated() {
-            if index > 0 { literal += "," }
-            append(element, to: &literal)
-        }
-        return literal + "}"
+        var literal = ""
+        appendList(elements, to: &literal, append)
+        return literal
     }
 
     /// The literal of `node`; `{}` for an array with no element at any depth (`[[], []]`),
@@ -39,14 +36,19 @@ enum ArrayLiteral {
     private static func append(_ node: Node, to literal: inout String) {
         switch node {
         case .scalar(let value): append(value, to: &literal)
-        case .array(let elements):
-            literal += "{"
-            for (index, element) in elements.enumerated() {
-                if index > 0 { literal += "," }
-                append(element, to: &literal)
-            }
-            literal += "}"
+        case .array(let elements): appendList(elements, to: &literal, append)
         }
+    }
+
+    /// `{`, each element as `appendElement` writes it, separated by commas, `}`.
+    private static func appendList<Element>(_ elements: [Element], to literal: inout String,
+                                            _ appendElement: (Element, inout String) -> Void) {
+        literal += "{"
+        for (index, element) in elements.enumerated() {
+            if index > 0 { literal += "," }
+            appendElement(element, &literal)
+        }
+        literal += "}"
     }
 
     private static func append(_ value: SQLValue, to literal: inout String) {

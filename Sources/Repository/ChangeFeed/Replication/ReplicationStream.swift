@@ -66,15 +66,16 @@ struct ReplicationStream {
             relations[relation.id] = Described(relation)
         case .insert(let id, let new):
             try record(.insert, id, new)
-        case .update(let id, let old, let new):
+        case .update(let id, let old, let sent):
+            // A row kept shares its message's bytes (see ``PgOutputMessage/Cell``): with an old
+            // row in the message too, its own are copied, so that what is kept is what is counted.
+            let new = old == nil ? sent : sent.map(\.compacted)
             // A changed key: the old row is gone, the new one is there.
             if let old, let relation = relations[id]?.relation, Self.key(old, of: relation) != Self.key(new, of: relation) {
                 try record(.delete, id, old)
-                try record(.insert, id, new.map(\.compacted))
+                try record(.insert, id, new)
             } else {
-                // A row kept shares its message's bytes (see ``PgOutputMessage/Cell``): with an old
-                // row in the message too, its own are copied, so that what is kept is what is counted.
-                try record(.update, id, old == nil ? new : new.map(\.compacted))
+                try record(.update, id, new)
                 // No old row from a table whose replica identity is another index than its key:
                 // the key may have changed unseen, and the old one's row would stay. What
                 // follows the table is run again, as after a TRUNCATE.
