@@ -16,8 +16,8 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     @usableFromInline let table: Table
     @usableFromInline let keyText: String
     @usableFromInline let sequence: ReadSequence
-    private let report: @Sendable (LiveRecordError) -> Void
-    private let metrics: LiveMetrics
+    let report: @Sendable (LiveRecordError) -> Void
+    let metrics: LiveMetrics
     private let reads: Locked<ReadCount>
     private let database: Database
     /// Told each newly committed state (aggregates keep their child routes current with it).
@@ -260,7 +260,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
         applyRead(try decode(), sequence: sequence)
     }
 
-    private func reread() async {
+    func reread() async {
         let number = await sequence.nextRead()
         do {
             let row = try await table.read([id]).first?.committed
@@ -268,62 +268,5 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
         } catch {
             report(.refreshFailed(table: table.shownName, error))
         }
-    }
-
-    // MARK: - Writing
-
-    private func writeLoop() async {
-        while let write = nextWrite() {
-            // Its base may be a streamed row whose commit new snapshots do not see yet: the
-            // UPDATE would find the row before it, match nothing, and be refused. Once the write
-            // is under way no streamed row is taken, so a hold up now covers its base.
-            await sequence.readsMayStart()
-            let outcome: WriteOutcome<Content>
-            let start = ContinuousClock.now
-            do {
-                outcome = try await table.write(write, id: id)
-                metrics.writeDuration.recordSince(start)
-            } catch {
-                let failure = error as? PostgresError ?? PostgresError(.server, "\(error)")
-                transition { $0.writeFailed(.writeFailed(table: table.shownName, key: keyText, failure)) }
-                continue
-            }
-            switch outcome {
-            case .written(let row):
-                let number = sequence.next()  // numbered on arrival: reads that started earlier are older
-                transition { $0.writeSucceeded(row, sequence: number, isWriteResult: true) }
-            case .unchanged:
-                transition { $0.writeCommitted() }
-            case .committed:
-                let number = await sequence.nextRead()
-                do {
-                    let row = try await table.read([id]).first?.committed
-                    transition { $0.writeSucceeded(row, sequence: number, isWriteResult: false) }
-                } catch {
-                    transition { $0.writeCommitted() }
-                    report(.refreshFailed(table: table.shownName, error))
-                    Task { await reread() }
-                }
-            case .conflict:
-                let number = await sequence.nextRead()
-                do {
-                    let row = try await table.read([id]).first?.committed
-                    transition { $0.writeConflicted(theirs: row, sequence: number) }
-                } catch {
-                    let failure = error as? PostgresError ?? PostgresError(.server, "\(error)")
-                    transition { $0.writeFailed(.writeFailed(table: table.shownName, key: keyText, failure)) }
-                }
-            }
-        }
-    }
-
-    private func nextWrite() -> SyncState<Content>.Write? {
-        var write: SyncState<Content>.Write?
-        transition { sync in
-            let (next, effects) = sync.nextWrite(readsStarted: sequence.current)
-            write = next
-            return effects
-        }
-        return write
     }
 }
