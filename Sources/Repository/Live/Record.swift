@@ -62,6 +62,27 @@ enum RecordKeyColumns {
     }
 }
 
+/// Each record type's column names, by property in the order it encodes them, as its
+/// ``Record/columnNaming`` makes them: kept once known, so that encoding a record — several
+/// times per write — converts no name again.
+enum RecordColumnNames {
+    private static let known = Locked<[ObjectIdentifier: [(property: String, column: String)]]>([:])
+
+    /// The properties of `columns` (an encoding of an `R`) with their columns.
+    static func of<R: Record>(_: R.Type, _ columns: [(column: String, value: SQLValue)]) -> [(property: String, column: String)] {
+        let id = ObjectIdentifier(R.self)
+        if let names = known.withLock({ $0[id] }), names.count == columns.count,
+           names.indices.allSatisfy({ names[$0].property == columns[$0].column }) {
+            return names
+        }
+        // First seen, or a type whose encoding leaves out or reorders properties: named anew.
+        let naming = R.columnNaming
+        let names = columns.map { (property: $0.column, column: naming.columnName($0.column)) }
+        known.withLock { $0[id] = names }
+        return names
+    }
+}
+
 /// A record's values by property, for change detection and merging.
 @usableFromInline struct RecordColumns<R: Record> {
     /// Each property's column and value, in declaration order.
@@ -70,10 +91,10 @@ enum RecordKeyColumns {
     let emptyArrays: Set<String>
 
     @usableFromInline init(_ record: R) throws {
-        let naming = R.columnNaming
         let (columns, emptyArrays) = try RowEncoder(naming: .exact).encodeNotingEmptyArrays(record)
-        values = columns.map { entry in (entry.column, naming.columnName(entry.column), entry.value) }
-        self.emptyArrays = Set(emptyArrays.map { naming.columnName($0) })
+        let names = RecordColumnNames.of(R.self, columns)
+        values = columns.indices.map { (names[$0].property, names[$0].column, columns[$0].value) }
+        self.emptyArrays = emptyArrays.isEmpty ? [] : Set(emptyArrays.map { R.columnNaming.columnName($0) })
     }
 
     /// Columns a write never sets: the key's. (A column named `version` is the user's own, as
@@ -82,6 +103,13 @@ enum RecordKeyColumns {
 
     /// The properties whose values differ from `other`'s.
     @usableFromInline func changedProperties(since other: RecordColumns<R>) -> Set<String> {
+        // Two encodings of one type list the same properties in the same order, but for a type
+        // whose encoding leaves some out: compared by position when they do, by name otherwise.
+        if values.count == other.values.count, values.indices.allSatisfy({ values[$0].property == other.values[$0].property }) {
+            var changed: Set<String> = []
+            for index in values.indices where values[index].value != other.values[index].value { changed.insert(values[index].property) }
+            return changed
+        }
         let before = Dictionary(other.values.map { ($0.property, $0.value) }, uniquingKeysWith: { first, _ in first })
         return Set(values.filter { before[$0.property] != $0.value }.map(\.property))
     }
@@ -90,11 +118,11 @@ enum RecordKeyColumns {
     /// key column is refused (a row keeps its key: insert another instead).
     func writableChanges(since other: RecordColumns<R>) throws -> Set<String> {
         let changed = changedProperties(since: other)
-        let key = RecordKeyColumns.of(R.self)
+        guard !changed.isEmpty else { return changed }
+        let key = Self.managedColumns
         if let edited = values.first(where: { changed.contains($0.property) && key.contains($0.column) }) {
             throw PostgresError(.invalidParameter, "\(edited.column) is part of the key of \(R.tableName): a live row's key cannot be edited (insert a new row instead)")
         }
-        let managed = Set(values.filter { Self.managedColumns.contains($0.column) }.map(\.property))
-        return changed.subtracting(managed)
+        return changed
     }
 }

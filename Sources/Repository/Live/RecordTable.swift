@@ -25,6 +25,8 @@ struct RecordTable<R: Record>: Sendable {
     let touchColumn: String?
     /// Where the server may store something other than what a write sends (see ``StoredRewrites``).
     let rewrites: StoredRewrites
+    /// The `UPDATE` statements of writes, built once per set of columns.
+    let updates = UpdateStatements()
     /// The columns a read returns (before the version), when rows from the replication stream
     /// may stand for reads: a streamed row of other columns (PostgreSQL 15 leaves generated
     /// columns out; the table may have been altered since) is read instead. nil under row-level
@@ -106,9 +108,15 @@ struct RecordTable<R: Record>: Sendable {
         let encoded = try RecordColumns(value)
         let columns = encoded.values.filter { properties.contains($0.property) }
         let keyValues = try key.values(of: id)
-        let first = keyValues.count + 2
-        var assignments = columns.enumerated().map {
-            "\(SQLIdentifier.quoted($1.column)) = \(parameter($0 + first, for: $1.column, emptyArray: encoded.emptyArrays.contains($1.column)))"
+        let shape = UpdateStatements.Shape(columns: columns.map(\.column), emptyArrays: columns.map { encoded.emptyArrays.contains($0.column) })
+        let sql = try updates.sql(for: shape) { try update(shape, firstValue: keyValues.count + 2) }
+        return (sql, keyValues + [.text(String(version))] + columns.map(\.value))
+    }
+
+    /// The text of an `UPDATE` of `shape`'s columns, whose values are parameters from `firstValue` on.
+    private func update(_ shape: UpdateStatements.Shape, firstValue first: Int) throws -> String {
+        var assignments = shape.columns.indices.map {
+            "\(SQLIdentifier.quoted(shape.columns[$0])) = \(parameter($0 + first, for: shape.columns[$0], emptyArray: shape.emptyArrays[$0]))"
         }
         if assignments.isEmpty {
             guard let touchColumn else {
@@ -116,9 +124,8 @@ struct RecordTable<R: Record>: Sendable {
             }
             assignments = ["\(SQLIdentifier.quoted(touchColumn)) = \(SQLIdentifier.quoted(touchColumn))"]
         }
-        let sql = "UPDATE \(quoted) SET \(assignments.joined(separator: ", ")) "
-            + "WHERE \(key.equals(parameter: 1)) AND \(RowVersion.isAt(parameter: keyValues.count + 1)) RETURNING \(RowVersion.rowAndVersion)"
-        return (sql, keyValues + [.text(String(version))] + columns.map(\.value))
+        return "UPDATE \(quoted) SET \(assignments.joined(separator: ", ")) "
+            + "WHERE \(key.equals(parameter: 1)) AND \(RowVersion.isAt(parameter: first - 1)) RETURNING \(RowVersion.rowAndVersion)"
     }
 
     /// Every row as a record and its version; the columns are looked up once for all rows.

@@ -114,4 +114,19 @@ struct RowVersionTests {
         #expect(fixed.touchColumn == nil)
         #expect(throws: PostgresError.self) { try fixed.updateStatement(Fixed(id: 1), id: 1, properties: [], expectedVersion: 1) }
     }
+
+    @Test("a write's statement is built once per set of columns: the same text for the same columns, its own for others")
+    func updateStatements() async throws {
+        let contacts = try await RecordTable<Contact>.resolve(database)
+        let (byName, nameValues) = try contacts.updateStatement(Contact(id: 7, name: "Ann", email: nil), id: 7, properties: ["name"], expectedVersion: 3)
+        let (again, againValues) = try contacts.updateStatement(Contact(id: 8, name: "Bo", email: "b@x"), id: 8, properties: ["name"], expectedVersion: 4)
+        let (both, bothValues) = try contacts.updateStatement(Contact(id: 8, name: "Bo", email: "b@x"), id: 8, properties: ["email", "name"], expectedVersion: 4)
+        #expect(byName == again && byName != both)
+        #expect(contacts.updates.count == 2)
+        #expect(byName.hasPrefix(#"UPDATE "public"."contacts" SET "name" = $3 WHERE "#))
+        #expect(both.hasPrefix(#"UPDATE "public"."contacts" SET "name" = $3, "email" = $4 WHERE "#))
+        #expect(nameValues == [.text("7"), .text("3"), .text("Ann")])
+        #expect(againValues == [.text("8"), .text("4"), .text("Bo")])
+        #expect(bothValues == [.text("8"), .text("4"), .text("Bo"), .text("b@x")])
+    }
 }

@@ -1,0 +1,28 @@
+/// The `UPDATE` statements of one table's writes, by the columns they set: a write's SQL text is
+/// built once per set of columns, not once per write.
+final class UpdateStatements: Sendable {
+    /// What a write's statement depends on beyond its table: the columns it sets, in order, and
+    /// which of them are given an empty array of structs (sent as `{}`).
+    struct Shape: Hashable {
+        let columns: [String]
+        let emptyArrays: [Bool]
+    }
+
+    /// The most statements kept: a table's writes set few combinations of columns, but one
+    /// whose writes set every subset of many columns must not grow this without bound.
+    static let capacity = 256
+
+    /// A leaf lock: taken for a lookup or an insert only.
+    private let built = Locked<[Shape: String]>([:])
+
+    /// The statement for `shape`, built by `build` the first time.
+    func sql(for shape: Shape, build: () throws -> String) rethrows -> String {
+        if let sql = built.withLock({ $0[shape] }) { return sql }
+        let sql = try build()
+        built.withLock { if $0.count < Self.capacity { $0[shape] = sql } }
+        return sql
+    }
+
+    /// How many statements are kept (for tests).
+    var count: Int { built.withLock { $0.count } }
+}
