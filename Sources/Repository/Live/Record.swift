@@ -72,10 +72,11 @@ enum RecordColumnNames {
     static func of<R: Record>(_: R.Type, _ columns: [(column: String, value: SQLValue)]) -> [(property: String, column: String)] {
         let id = ObjectIdentifier(R.self)
         if let names = known.withLock({ $0[id] }), names.count == columns.count,
-           names.indices.allSatisfy({ names[$0].property == columns[$0].column }) {
+           names.indices.allSatisfy({ SQLIdentifier.sameBytes(names[$0].property, columns[$0].column) }) {
             return names
         }
-        // First seen, or a type whose encoding leaves out or reorders properties: named anew.
+        // First seen, or a type whose encoding leaves out, reorders or respells properties
+        // (compared by bytes: names canonically equivalent may be two columns): named anew.
         let naming = R.columnNaming
         let names = columns.map { (property: $0.column, column: naming.columnName($0.column)) }
         known.withLock { $0[id] = names }

@@ -2,10 +2,24 @@
 /// built once per set of columns, not once per write.
 final class UpdateStatements: Sendable {
     /// What a write's statement depends on beyond its table: the columns it sets, in order, and
-    /// which of them are given an empty array of structs (sent as `{}`).
+    /// which of them are given an empty array of structs (sent as `{}`). Names are compared by
+    /// their bytes, as PostgreSQL compares identifiers (`String`'s `==` takes a precomposed `é`
+    /// for `e` and a combining accent: two columns to the server).
     struct Shape: Hashable {
         let columns: [String]
         let emptyArrays: [Bool]
+
+        static func == (lhs: Shape, rhs: Shape) -> Bool {
+            lhs.emptyArrays == rhs.emptyArrays && lhs.columns.elementsEqual(rhs.columns, by: SQLIdentifier.sameBytes)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(emptyArrays)
+            for column in columns {
+                hasher.combine(column.utf8.count)
+                for byte in column.utf8 { hasher.combine(byte) }
+            }
+        }
     }
 
     /// The most statements kept: a table's writes set few combinations of columns, but one

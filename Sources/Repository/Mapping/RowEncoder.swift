@@ -39,7 +39,8 @@ private final class RowStorage {
     func set(_ property: String, _ value: SQLValue, isEmptyArray: Bool = false) {
         let name = naming.columnName(property)
         if isEmptyArray { emptyArrays.insert(name) } else if !emptyArrays.isEmpty { emptyArrays.remove(name) }
-        if let index = columns.firstIndex(where: { $0.column == name }) {
+        // By bytes: names `String` takes as equal (Unicode normalization) are two columns.
+        if let index = columns.firstIndex(where: { SQLIdentifier.sameBytes($0.column, name) }) {
             columns[index].value = value
         } else {
             columns.append((name, value))

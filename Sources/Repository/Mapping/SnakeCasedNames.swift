@@ -17,6 +17,9 @@ final class SnakeCasedNames: Sendable {
     var count: Int { names.withLock { $0.count } }
 
     func name(of property: String) -> String {
+        // Only ASCII names are kept: a dictionary finds keys by `String`'s `==`, which takes a
+        // precomposed `é` for `e` and a combining accent — two names to PostgreSQL.
+        guard property.utf8.allSatisfy({ $0 < 0x80 }) else { return ColumnNaming.snakeCased(property) }
         if let known = names.withLock({ $0[property] }) { return known }
         let converted = ColumnNaming.snakeCased(property)
         names.withLock { names in

@@ -62,3 +62,11 @@ public enum SQLIdentifier {
         return parts
     }
 }
+
+extension SQLIdentifier {
+    /// Whether two names are the same bytes, as PostgreSQL compares identifiers: `String`'s `==`
+    /// is canonical equivalence, which takes a precomposed `é` for `e` and a combining accent.
+    static func sameBytes(_ name: String, _ other: String) -> Bool {
+        name.utf8.elementsEqual(other.utf8)
+    }
+}

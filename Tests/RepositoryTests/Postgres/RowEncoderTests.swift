@@ -126,6 +126,59 @@ struct RowEncoderTests {
         #expect(try RecordColumns(Sparse(id: 1, firstName: "Ada", note: "n")).values.map(\.column) == ["id", "note", "first_name"])
     }
 
+    /// A record whose one property is encoded under a key spelled one of two ways that `String`
+    /// takes as equal (a precomposed `é`, or `e` and a combining accent): two columns to PostgreSQL.
+    struct Respelled: Record {
+        static let tableName = "respelled"
+        var id: Int64
+        var composed: Bool
+
+        struct Key: CodingKey {
+            let stringValue: String
+            init(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+
+        init(from decoder: any Decoder) throws { (id, composed) = (0, true) }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(id, forKey: Key(stringValue: "id"))
+            try container.encode("v", forKey: Key(stringValue: composed ? "caf\u{E9}" : "cafe\u{301}"))
+        }
+
+        init(composed: Bool) { (id, self.composed) = (1, composed) }
+    }
+
+    @Test("names canonically equivalent but of other bytes are other columns: named, and written, each as spelled")
+    func respelledNames() throws {
+        let composed = try RecordColumns(Respelled(composed: true)).values.map(\.column)
+        let decomposed = try RecordColumns(Respelled(composed: false)).values.map(\.column)
+        #expect(Array(composed[1].utf8) == Array("caf\u{E9}".utf8))
+        #expect(Array(decomposed[1].utf8) == Array("cafe\u{301}".utf8))
+
+        // Both in one row: two columns, neither value written over the other.
+        struct Both: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Respelled.Key.self)
+                try container.encode("composed", forKey: Respelled.Key(stringValue: "caf\u{E9}"))
+                try container.encode("decomposed", forKey: Respelled.Key(stringValue: "cafe\u{301}"))
+            }
+        }
+        #expect(try RowEncoder().encode(Both()).map(\.value) == [.text("composed"), .text("decomposed")])
+
+        let statements = UpdateStatements()
+        let one = UpdateStatements.Shape(columns: ["caf\u{E9}"], emptyArrays: [false])
+        let other = UpdateStatements.Shape(columns: ["cafe\u{301}"], emptyArrays: [false])
+        #expect(one != other)
+        #expect(statements.sql(for: one) { "first" } == "first")
+        #expect(statements.sql(for: other) { "second" } == "second")
+        #expect(statements.sql(for: UpdateStatements.Shape(columns: ["caf\u{E9}"], emptyArrays: [false])) { "built again" } == "first")
+        #expect(statements.sql(for: UpdateStatements.Shape(columns: ["caf\u{E9}"], emptyArrays: [true])) { "an empty array" } == "an empty array")
+        #expect(statements.count == 3)
+    }
+
     @Test("changed properties: by position when two encodings list the same, by name when they do not")
     func changedProperties() throws {
         let before = try RecordColumns(Person(id: 1, firstName: "Ada", nickname: nil))
