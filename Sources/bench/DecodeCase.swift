@@ -1,7 +1,7 @@
 import Repository
 
 extension Cases {
-    /// Decoding alone, in this process: `QueryResult.decode(BenchRow.self)` (Codable, columns
+    /// Decoding (and, last, encoding) alone, in this process: `QueryResult.decode(BenchRow.self)` (Codable, columns
     /// found by property name) against the same cells read by position with no `Decodable` —
     /// for a one-row result, as a read or a write's returned row, and a 10,000-row one, as a
     /// burst's re-read. CPU time per row, median of 5; informative: what the per-row engine's
@@ -36,6 +36,35 @@ extension Cases {
                                ratio: library / raw, target: "(informative)", met: true,
                                note: "CPU per row in this process, median of 5: Codable by property name against the same cells read by position")
         }
-        return [row("decode a 1-row result, per row", "one"), row("decode a \(rows)-row result, per row", "many")]
+        return [row("decode a 1-row result, per row", "one"), row("decode a \(rows)-row result, per row", "many"), try encoding()]
+    }
+
+    /// Encoding alone, in this process: `RowEncoder().encode(_:)` of a `BenchRow` (Codable, as a
+    /// write encodes a record, several times per set) against the same columns and values made
+    /// by hand. CPU time per record, median of 5; informative.
+    private func encoding() throws -> BenchResult {
+        let records = (0..<1_000).map { BenchRow(id: Int64($0), name: "name \($0)", n: Int64($0) * 7) }
+        let encoder = RowEncoder()
+        /// CPU microseconds per record to encode every record `passes` times with `encode`.
+        func perRecord(passes: Int, _ encode: (BenchRow) throws -> [(column: String, value: SQLValue)]) rethrows -> Double {
+            let start = processCPUTime()
+            var kept = 0
+            for _ in 0..<passes { for record in records { kept &+= try encode(record).count } }
+            precondition(kept == passes * records.count * 3)
+            return (processCPUTime() - start).seconds * 1e6 / Double(passes * records.count)
+        }
+        let byHand: (BenchRow) -> [(column: String, value: SQLValue)] = { record in
+            [("id", .text(String(record.id))), ("name", .text(record.name)), ("n", .text(String(record.n)))]
+        }
+        _ = try perRecord(passes: 1) { try encoder.encode($0) }  // warm-up
+        var library: [Double] = [], raw: [Double] = []
+        for _ in 0..<5 {
+            library.append(try perRecord(passes: 20) { try encoder.encode($0) })
+            raw.append(perRecord(passes: 20, byHand))
+        }
+        let (encoded, made) = (Samples(library).p50, Samples(raw).p50)
+        return BenchResult(name: "encode a record", unit: "us", library: encoded, libraryP99: nil, baseline: made, baselineP99: nil,
+                           ratio: encoded / made, target: "(informative)", met: true,
+                           note: "CPU per record in this process, median of 5: Codable through RowEncoder against the same columns and values made by hand")
     }
 }
