@@ -1,3 +1,5 @@
+import Foundation
+
 /// Encodes a struct into the column/value pairs of a row.
 ///
 /// Scalars (numbers, strings, `Bool`, `Date`, `UUID`, `Data`, `Decimal`, enums over them) become
@@ -73,9 +75,21 @@ private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encodeNil(forKey key: Key) throws { storage.set(key.stringValue, .null) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        if let scalar = Self.foundationScalar(value) { return storage.set(key.stringValue, scalar) }
         let encoded = try ScalarEncoding.sqlValue(for: value)
         let isEmptyArray = encoded == .text("{}") && value is any ArrayValue && !(value is any ArrayLiteralConvertible)
         storage.set(key.stringValue, encoded, isEmptyArray: isEmptyArray)
+    }
+
+    /// Foundation's scalar types, told apart by their type alone (a comparison, where the generic
+    /// path casts to protocols), encoded as that path encodes them; nil for any other type.
+    static func foundationScalar<T>(_ value: T) -> SQLValue? {
+        // T is the type compared with, so each cast only re-labels the value.
+        if T.self == Date.self { return unsafeBitCast(value, to: Date.self).sqlValue }
+        if T.self == UUID.self { return unsafeBitCast(value, to: UUID.self).sqlValue }
+        if T.self == Decimal.self { return unsafeBitCast(value, to: Decimal.self).sqlValue }
+        if T.self == Data.self { return unsafeBitCast(value, to: Data.self).sqlValue }
+        return nil
     }
 
     // The scalars synthesized `Encodable` asks for by type: their values at once, with none of

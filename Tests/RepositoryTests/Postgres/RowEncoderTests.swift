@@ -85,6 +85,51 @@ struct RowEncoderTests {
         }
     }
 
+    /// Foundation's scalars, as properties (`encode<T>` told by type) and boxed (the generic path).
+    struct Foundations: Encodable {
+        var date: Date
+        var uuid: UUID
+        var amount: Decimal
+        var blob: Data
+        var later: Date?
+
+        enum Key: String, CodingKey { case date, uuid, amount, blob, later }
+
+        func boxed() -> some Encodable {
+            struct Box: Encodable {
+                let of: Foundations
+                func encode(to encoder: any Encoder) throws {
+                    var container = encoder.container(keyedBy: Key.self)
+                    try container.encode(Generic.Boxed(value: of.date), forKey: .date)
+                    try container.encode(Generic.Boxed(value: of.uuid), forKey: .uuid)
+                    try container.encode(Generic.Boxed(value: of.amount), forKey: .amount)
+                    try container.encode(Generic.Boxed(value: of.blob), forKey: .blob)
+                    if let later = of.later { try container.encode(Generic.Boxed(value: later), forKey: .later) } else { try container.encodeNil(forKey: .later) }
+                }
+            }
+            return Box(of: self)
+        }
+    }
+
+    @Test("Date, UUID, Decimal and Data, told by type, encode exactly as the generic path does")
+    func foundationScalarsAsGeneric() throws {
+        let samples = [
+            Foundations(date: Date(timeIntervalSince1970: 1_700_000_000.123456), uuid: UUID(), amount: Decimal(string: "-12345.678900")!,
+                        blob: Data([0, 1, 255]), later: nil),
+            Foundations(date: Date(timeIntervalSince1970: -62_135_596_800), uuid: UUID(uuidString: "00000000-0000-0000-0000-000000000000")!,
+                        amount: .nan, blob: Data(), later: Date(timeIntervalSinceReferenceDate: 0.5)),
+            Foundations(date: .distantFuture, uuid: UUID(), amount: Decimal.greatestFiniteMagnitude, blob: Data(repeating: 7, count: 1000),
+                        later: .distantPast),
+        ]
+        for sample in samples {
+            let direct = try RowEncoder().encode(sample)
+            let generic = try RowEncoder().encode(sample.boxed())
+            #expect(direct.map(\.column) == generic.map(\.column))
+            #expect(direct.map(\.value) == generic.map(\.value))
+            #expect(direct.count == 5)
+        }
+    }
+
     struct Person: Record {
         static let tableName = "people"
         var id: Int64
