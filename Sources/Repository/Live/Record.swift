@@ -66,6 +66,8 @@ enum RecordKeyColumns {
 /// ``Record/columnNaming`` makes them: kept once known, so that encoding a record — several
 /// times per write — converts no name again.
 enum RecordColumnNames {
+    /// A leaf lock: taken for a lookup or an insert only, with nothing taken inside it. It may be
+    /// taken while a live store's lock is held (a transition comparing two records encodes them).
     private static let known = Locked<[ObjectIdentifier: [(property: String, column: String)]]>([:])
 
     /// The properties of `columns` (an encoding of an `R`) with their columns.

@@ -26,7 +26,8 @@ final class UpdateStatements: Sendable {
     /// whose writes set every subset of many columns must not grow this without bound.
     static let capacity = 256
 
-    /// A leaf lock: taken for a lookup or an insert only.
+    /// A leaf lock: taken for a lookup or an insert only, with nothing taken inside it (`build`
+    /// runs outside it), by a store's write loop, which holds no lock then.
     private let built = Locked<[Shape: String]>([:])
 
     /// The statement for `shape`, built by `build` the first time.
