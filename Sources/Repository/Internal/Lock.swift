@@ -42,7 +42,7 @@ final class Locked<State>: @unchecked Sendable {  // `state` is only touched ins
     @usableFromInline let lock = Lock()
     @usableFromInline var state: State
 
-    init(_ state: State) { self.state = state }
+    @usableFromInline init(_ state: State) { self.state = state }
 
     @inlinable func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try lock.withLock { try body(&state) }

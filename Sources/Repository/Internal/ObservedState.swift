@@ -56,10 +56,9 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
     /// How many changes of the value were published (numbering ``Update/sequence``).
     @usableFromInline var published: UInt64 = 0
 
-    init(_ state: State) {
+    @usableFromInline init(_ state: State) {
         self.state = state
     }
-
 
     /// The value, registered with Swift Observation as read.
     func read() -> State.Root {
@@ -178,15 +177,15 @@ struct PlainValue<Root>: ValueHolding {
 }
 
 /// The state behind a tree of plain `Var`s.
-typealias VarStore<Root> = ObservedState<PlainValue<Root>>
+@usableFromInline typealias VarStore<Root> = ObservedState<PlainValue<Root>>
 
 extension ObservedState {
-    convenience init<Root>(_ root: Root) where State == PlainValue<Root> {
+    @usableFromInline convenience init<Root>(_ root: Root) where State == PlainValue<Root> {
         self.init(PlainValue(root: root))
     }
 
     /// Changes the value with `body` and tells observers.
-    func modify<Root>(author: Author?, _ body: (inout Root) -> Void) where State == PlainValue<Root> {
+    @inlinable func modify<Root>(author: Author?, _ body: (inout Root) -> Void) where State == PlainValue<Root> {
         transition { state in
             body(&state.root)
             return (.some(author), ())

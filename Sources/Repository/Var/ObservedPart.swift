@@ -2,7 +2,7 @@
 /// paths, indices, ids), how to read this part from the root, and the root cell that registers
 /// access. Reading a part registers that part alone; the cell tells Observation about a change
 /// of a part only when the part's value changed.
-struct ObservedPart {
+@usableFromInline struct ObservedPart {
     /// The components from the root; empty for the root; nil when a component cannot name a
     /// part (then the parent's part is registered instead).
     let path: [AnyHashable]?
@@ -32,7 +32,7 @@ struct ObservedPart {
 
     /// The part named `component` of this one, read from this one's value with `read` (nil
     /// where this one's value holds no such part; `read` must not trap).
-    func child(_ component: AnyHashable?, _ read: @escaping (Any) -> Any?) -> ObservedPart {
+    @usableFromInline func child(_ component: AnyHashable?, _ read: @escaping (Any) -> Any?) -> ObservedPart {
         guard let path, let component else {
             return self  // cannot be told apart: register as the parent does
         }

@@ -12,7 +12,7 @@ public struct Update<Value> {
     /// Which change of its root value this is, counting from 1 (0: not counted — an initial
     /// value, or an update made by hand). Lets ``History`` tell which updates a group made,
     /// whenever they are delivered.
-    let sequence: UInt64
+    @usableFromInline let sequence: UInt64
 
     /// An update from `old` to `new` by `author`.
     public init(old: Value, new: Value, author: Author? = nil, isInitial: Bool = false) {
@@ -28,7 +28,7 @@ public struct Update<Value> {
     }
 
     /// The same update with both values transformed.
-    func map<T>(_ transform: (Value) -> T) -> Update<T> {
+    @inlinable func map<T>(_ transform: (Value) -> T) -> Update<T> {
         Update<T>(old: transform(old), new: transform(new), author: author, isInitial: isInitial, sequence: sequence)
     }
 }
@@ -82,14 +82,14 @@ func hasChanged<T>(_ old: T, _ new: T) -> Bool {
 
 /// ``hasChanged(_:_:)`` for values of type `T`, with the `Equatable` conformance looked up
 /// once, here, rather than on every comparison (observers of parts compare on every change).
-func changeTest<T>(for _: T.Type) -> any ChangeTest<T> {
+@usableFromInline func changeTest<T>(for _: T.Type) -> any ChangeTest<T> {
     guard let type = T.self as? any Equatable.Type else { return AlwaysChanged<T>() }
     func test<E: Equatable>(_: E.Type) -> any ChangeTest<T> { Inequality<T, E>() }
     return test(type)
 }
 
 /// Tells whether a value changed (see ``changeTest(for:)``).
-protocol ChangeTest<Value>: Sendable {
+@usableFromInline protocol ChangeTest<Value>: Sendable {
     associatedtype Value
     func changed(_ old: Value, _ new: Value) -> Bool
 }

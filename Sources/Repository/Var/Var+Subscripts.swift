@@ -3,7 +3,7 @@ public import IdentifiedCollections
 extension Var {
     /// A reference to the property at `keyPath`; writes go back into this value.
     /// Its observers run only when that property changed (compared with `==` when `Equatable`, and any text inside by its Unicode scalars).
-    public subscript<Part>(keyPath: any WritableKeyPath<Value, Part> & Sendable) -> Var<Part> {
+    @inlinable public subscript<Part>(keyPath: any WritableKeyPath<Value, Part> & Sendable) -> Var<Part> {
         let changed = changeTest(for: Part.self)
         return projected(keyPath as AnyKeyPath,
             read: { $0[keyPath: keyPath] },
@@ -12,7 +12,7 @@ extension Var {
     }
 
     /// The update, if the part it concerns changed (as `changed` tells) or it is the initial value.
-    static func changedPart<Part>(_ update: Update<Part>, _ test: any ChangeTest<Part>) -> Update<Part>? {
+    @inlinable static func changedPart<Part>(_ update: Update<Part>, _ test: any ChangeTest<Part>) -> Update<Part>? {
         update.isInitial || test.changed(update.old, update.new) ? update : nil
     }
 }
@@ -25,7 +25,7 @@ extension Var where Value: MutableCollection & SendableMetatype, Value.Index: Se
     /// skip updates after which the position does not exist; when it exists again, they are
     /// told of the element there now, from the one they last saw there (removing the last
     /// element and appending another is a change of that position).
-    public subscript(index: Value.Index) -> Var<Value.Element> {
+    @inlinable public subscript(index: Value.Index) -> Var<Value.Element> {
         let changed = changeTest(for: Value.Element.self)
         let find: (Value) -> Value.Element? = { $0.startIndex <= index && index < $0.endIndex ? $0[index] : nil }
         return projected((index as? any Hashable).map { AnyHashable($0) },
@@ -55,7 +55,7 @@ extension Var {
     /// Setting an element with another id removes the element with `id` and sets that element
     /// under its own id, replacing the one there or appending it (a live query refuses that
     /// change of membership and reports it, as any other).
-    public subscript<ID: Hashable & Sendable, Element>(id id: ID) -> Var<Element?> where Value == IdentifiedArray<ID, Element> {
+    @inlinable public subscript<ID: Hashable & Sendable, Element>(id id: ID) -> Var<Element?> where Value == IdentifiedArray<ID, Element> {
         let changed = changeTest(for: Element?.self)
         return projected(AnyHashable(IDComponent(id: id)),
             read: { $0[id: id] },
@@ -75,7 +75,7 @@ extension Var {
     /// while the value is nil have nothing to write into and are dropped; so is writing nil
     /// into a property that is not optional. Writing nil into an optional property (this
     /// reference is then `Var<Part??>`, and `nil` is its outer nil) sets the property to nil.
-    public subscript<Wrapped, Part>(keyPath: any WritableKeyPath<Wrapped, Part> & Sendable) -> Var<Part?> where Value == Wrapped? {
+    @inlinable public subscript<Wrapped, Part>(keyPath: any WritableKeyPath<Wrapped, Part> & Sendable) -> Var<Part?> where Value == Wrapped? {
         let changed = changeTest(for: Part?.self)
         return projected(keyPath as AnyKeyPath,
             read: { $0?[keyPath: keyPath] },
@@ -90,16 +90,17 @@ extension Var {
 }
 
 /// `T`'s nil when `T` is optional (nil itself when it is not).
-private func nilValue<T>(of _: T.Type) -> T? {
+@usableFromInline func nilValue<T>(of _: T.Type) -> T? {
     (T.self as? any ExpressibleByNilLiteral.Type).flatMap { $0.init(nilLiteral: ()) as? T }
 }
 
 /// The id of an `Identifiable` element, as `ID`; nil for another element.
-private func identity<Element, ID>(of element: Element, as _: ID.Type) -> ID? {
+@usableFromInline func identity<Element, ID>(of element: Element, as _: ID.Type) -> ID? {
     (element as? any Identifiable)?.id as? ID
 }
 
 /// An id as a component of an observed part's path (apart from an index that equals it).
-private struct IDComponent<ID: Hashable>: Hashable {
-    let id: ID
+@usableFromInline struct IDComponent<ID: Hashable>: Hashable {
+    @usableFromInline let id: ID
+    @usableFromInline init(id: ID) { self.id = id }
 }

@@ -17,21 +17,21 @@
 /// `Var` is `Sendable` when its value is.
 public final class Var<Value>: ObservableValue {
     /// Reads the value without registering with Swift Observation.
-    private let peek: () -> Value
-    private let modify: (Author?, (inout Value) -> Void) -> Void
-    private let subscribe: (Bool, @escaping @Sendable (Update<Value>) -> Void) -> Subscription
+    @usableFromInline let peek: () -> Value
+    @usableFromInline let modify: (Author?, (inout Value) -> Void) -> Void
+    @usableFromInline let subscribe: (Bool, @escaping @Sendable (Update<Value>) -> Void) -> Subscription
     /// Where this value sits in its root, for Swift Observation.
-    private let part: ObservedPart
+    @usableFromInline let part: ObservedPart
     /// What keeps this value in sync with a database, shared by every sub-reference.
-    let persistence: (any VarPersistence)?
+    @usableFromInline let persistence: (any VarPersistence)?
 
     /// A new root reference holding `initialValue`.
-    public convenience init(_ initialValue: Value) {
+    @inlinable public convenience init(_ initialValue: Value) {
         let store = VarStore(initialValue)
         self.init(root: store, modify: store.modify)
     }
 
-    init(peek: @escaping () -> Value,
+    @usableFromInline init(peek: @escaping () -> Value,
          modify: @escaping (Author?, (inout Value) -> Void) -> Void,
          subscribe: @escaping (Bool, @escaping @Sendable (Update<Value>) -> Void) -> Subscription,
          part: ObservedPart,
@@ -45,7 +45,7 @@ public final class Var<Value>: ObservableValue {
 
     /// A root reference over `cell` — a plain value, a live record, a live query — changed
     /// through `modify`, kept in sync by `persistence`.
-    convenience init<State: ValueHolding>(root cell: ObservedState<State>, modify: @escaping (Author?, (inout Value) -> Void) -> Void,
+    @usableFromInline convenience init<State: ValueHolding>(root cell: ObservedState<State>, modify: @escaping (Author?, (inout Value) -> Void) -> Void,
                                           persistence: (any VarPersistence)? = nil) where State.Root == Value {
         self.init(peek: cell.peek, modify: modify, subscribe: { cell.subscribe(initial: $0, $1) }, part: ObservedPart(root: cell), persistence: persistence)
     }
@@ -97,7 +97,7 @@ public final class Var<Value>: ObservableValue {
     /// `component` names the part (a key path, an index, an id) for Swift Observation, which
     /// reads it with `find` (nil where the value holds no such part; by default `project`,
     /// which must then never trap).
-    func projected<Part>(
+    @inlinable func projected<Part>(
         _ component: AnyHashable?,
         read project: @escaping (Value) -> Part,
         find: ((Value) -> Part?)? = nil,
@@ -110,7 +110,11 @@ public final class Var<Value>: ObservableValue {
     /// The same, with a delivery made for each subscription (`delivery` runs when one is made,
     /// given the value then): one that keeps what its observer last saw. A subscription's updates are delivered one at
     /// a time, in order.
-    func projected<Part>(
+    ///
+    /// Inlinable, as the subscripts that call it: made in the caller's module, where `Value`
+    /// and `Part` are known, a delivery runs code compiled for them rather than looking up their
+    /// types' metadata on every update.
+    @inlinable func projected<Part>(
         _ component: AnyHashable?,
         read project: @escaping (Value) -> Part,
         find: ((Value) -> Part?)? = nil,
