@@ -11,7 +11,7 @@ func option(_ name: String, default value: Int) -> Int {
 let json = arguments.contains("--json")
 let maximumHandles = option("--handles", default: 100_000)
 let iterations = option("--iterations", default: 1000)
-/// `--only read` (floor, query, read — with read-on-executor —, read-on-executor, propagation, fan-out, live-query, many-queries, routing, decode, burst, resync, replication, write-through, writers, bulk, triggers, migrations) runs
+/// `--only read` (floor, query, read — with read-on-executor —, read-on-executor, propagation, fan-out, live-query, many-queries, routing, decode, var, burst, resync, replication, write-through, writers, bulk, triggers, migrations) runs
 /// that case alone, for working on it; several, comma-separated (`--only burst,replication`), run in one go.
 let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? Set(arguments[$0 + 1].split(separator: ",").map(String.init)) : nil }
 func runs(_ name: String) -> Bool { only?.contains(name) ?? true }
@@ -43,6 +43,7 @@ do {
     if runs("many-queries") { log("many live queries…"); results += try await cases.manyQueries(count: option("--queries", default: 10_000)) }
     if runs("many-queries") || runs("routing") { log("matching alone…"); results += try await cases.routing(count: option("--queries", default: 10_000)) }
     if runs("decode") { log("decoding…"); results += try await cases.decoding() }
+    if runs("var") { log("observing a Var…"); results.append(cases.observing()) }
     if runs("burst") { log("burst…"); results.append(try await cases.burst()) }
     if runs("resync") { log("resync after a reconnection…"); results.append(try await cases.resync()) }
     if runs("write-through") { log("write-through…"); results.append(try await cases.writeThrough()) }
