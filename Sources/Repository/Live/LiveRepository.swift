@@ -198,20 +198,15 @@ public final class LiveRepository: Sendable {
     @inlinable
     public func read<R: Record>(_ type: R.Type = R.self, id: R.ID) async throws -> Var<R> {
         useEngine(.specialized(for: R.self))
-        return try await readRecord(type, id: id)
-    }
-
-    /// ``read(_:id:)``, once the engine of `R`'s stores is registered.
-    @usableFromInline
-    func readRecord<R: Record>(_ type: R.Type, id: R.ID) async throws -> Var<R> {
+        // Inlined, as the engine is: the read, its decoding and the new store run compiled for `R`.
         let table = try await table(for: R.self)
-        guard let lease = try await stores(table, ids: [id]).first else {
+        guard let lease = try await sharedStores(table, ids: [id]).first else {
             throw LiveRecordError.notFound(table: table.shownName, key: Self.keyText(id))
         }
         return lease.handle()
     }
 
-    func table<R: Record>(for _: R.Type) async throws -> RecordTable<R> {
+    @usableFromInline func table<R: Record>(for _: R.Type) async throws -> RecordTable<R> {
         if let known = tables.withLock({ $0[ObjectIdentifier(R.self)] }) as? RecordTable<R> { return known }
         let resolved = try await RecordTable<R>.resolve(database, reads: reads)
         try await refuseUnfollowed(resolved)

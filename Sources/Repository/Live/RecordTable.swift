@@ -1,9 +1,9 @@
 /// The SQL a live repository runs for one record type.
 @usableFromInline
 struct RecordTable<R: Record>: Sendable {
-    let database: Database
+    @usableFromInline let database: Database
     /// Counts queries and rows read, for monitoring and benchmarks.
-    let reads: Locked<ReadCount>?
+    @usableFromInline let reads: Locked<ReadCount>?
     /// The schema-qualified name, as change announcements spell it (`public.people`; the
     /// schema and the name are the catalog's, and either may hold dots).
     @usableFromInline let qualifiedName: String
@@ -77,7 +77,7 @@ struct RecordTable<R: Record>: Sendable {
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.
-    func fetch(_ ids: [R.ID]) async throws -> [(record: R, version: Int64)] {
+    @inlinable func fetch(_ ids: [R.ID]) async throws -> [(record: R, version: Int64)] {
         var rows: [(R, Int64)] = []
         for (sql, parameters) in try selects(ids) {
             rows += try Self.decode(await database.query(sql, parameters))
@@ -94,7 +94,7 @@ struct RecordTable<R: Record>: Sendable {
     }
 
     /// One statement per 1,000 keys; a single key uses `k = $1`, which plans better than ANY.
-    func selects(_ ids: [R.ID]) throws -> [(String, [SQLValue])] {
+    @usableFromInline func selects(_ ids: [R.ID]) throws -> [(String, [SQLValue])] {
         try stride(from: 0, to: ids.count, by: 1000).map { start in
             reads?.withLock { $0.queries += 1 }
             if ids.count == 1 { return (selectOne, try key.values(of: ids[0])) }
@@ -145,7 +145,7 @@ struct RecordTable<R: Record>: Sendable {
 extension RecordTable: LiveTable {
     @usableFromInline static var holdsAggregates: Bool { false }
 
-    @usableFromInline func read(_ ids: [R.ID]) async throws -> [(id: R.ID, committed: Committed<RecordContent<R>>)] {
+    @inlinable func read(_ ids: [R.ID]) async throws -> [(id: R.ID, committed: Committed<RecordContent<R>>)] {
         try await fetch(ids).map { ($0.record.id, Committed(value: $0.record, version: $0.version)) }
     }
 
@@ -179,9 +179,9 @@ extension RecordTable: LiveTable {
 }
 
 /// Queries a repository ran to read rows, and the rows they returned.
-struct ReadCount: Sendable {
+@usableFromInline struct ReadCount: Sendable {
     var queries = 0
-    var rows = 0
+    @usableFromInline var rows = 0
     /// Rows taken from the replication stream instead.
     var streamed = 0
 }

@@ -22,7 +22,7 @@ final class StoreLease<Table: LiveTable>: Sendable {
     @usableFromInline var id: Table.ID { store.id }
 
     /// A new handle onto the shared value; it holds this lease.
-    func handle() -> Var<Table.Content.Value> { store.handle(holding: self) }
+    @inlinable func handle() -> Var<Table.Content.Value> { store.handle(holding: self) }
 }
 
 extension StoreLease: MemberStore {

@@ -6,7 +6,7 @@ struct Editor: Hashable, Sendable {
     private let task: Int
 
     /// The task running now, if any.
-    static var current: Editor? {
+    @usableFromInline static var current: Editor? {
         withUnsafeCurrentTask { task in task.map { Editor(task: $0.hashValue) } }
     }
 

@@ -54,7 +54,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     }
 
     /// A new handle onto the shared value, holding `lease`.
-    func handle(holding lease: StoreLease<Table>) -> Var<Value> {
+    @inlinable func handle(holding lease: StoreLease<Table>) -> Var<Value> {
         Var(root: cell, modify: modify, persistence: lease)
     }
 
@@ -83,7 +83,7 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     }
 
     /// A local edit through a `Var`: `body` runs under the lock and must not touch this store.
-    func modify(author: Author?, _ body: (inout Value) -> Void) {
+    @inlinable func modify(author: Author?, _ body: (inout Value) -> Void) {
         let editor = Editor.current
         perform(cell.transition { sync in
             var new = sync.value

@@ -17,7 +17,7 @@ final class ReadSequence: Sendable {
     private let holds = Locked<(count: Int, waiting: [CheckedContinuation<UInt64, Never>])>((0, []))
 
     /// The number of the last read started.
-    var current: UInt64 { counter.load(ordering: .sequentiallyConsistent) }
+    @usableFromInline var current: UInt64 { counter.load(ordering: .sequentiallyConsistent) }
 
     /// The next number; every call gets a higher one. For what is numbered as it arrives (a
     /// write's result, a streamed row) and reads on the change feed's thread, which start only

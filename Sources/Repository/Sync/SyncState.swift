@@ -87,7 +87,7 @@ struct SyncState<Content: SyncContent> {
     /// It also carries every other local edit not yet settled: the task may have set those
     /// fields too, to the values they show (which changes nothing), so their failure is its
     /// failure too.
-    mutating func edit(to new: Value, readsStarted: UInt64, editor: Editor? = nil) -> (changed: Bool, effects: SyncEffects) {
+    @usableFromInline mutating func edit(to new: Value, readsStarted: UInt64, editor: Editor? = nil) -> (changed: Bool, effects: SyncEffects) {
         edits += 1
         let editors: EditorEdits = editor.map { [$0: edits...edits] } ?? [:]
         guard lifecycle == .live else {
