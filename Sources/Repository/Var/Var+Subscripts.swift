@@ -5,10 +5,11 @@ extension Var {
     /// Its observers run only when that property changed (compared with `==` when `Equatable`, and any text inside by its Unicode scalars).
     @inlinable public subscript<Part>(keyPath: any WritableKeyPath<Value, Part> & Sendable) -> Var<Part> {
         let changed = changeTest(for: Part.self)
+        let reader = PartReader(keyPath)
         return projected(keyPath as AnyKeyPath,
-            read: { $0[keyPath: keyPath] },
+            read: reader.read,
             write: { value, body in body(&value[keyPath: keyPath]) },
-            deliver: { update in Self.changedPart(update.map { $0[keyPath: keyPath] }, changed) })
+            deliver: { update in Self.changedPart(update.map(reader.read), changed) })
     }
 
     /// The update, if the part it concerns changed (as `changed` tells) or it is the initial value.
@@ -77,15 +78,16 @@ extension Var {
     /// reference is then `Var<Part??>`, and `nil` is its outer nil) sets the property to nil.
     @inlinable public subscript<Wrapped, Part>(keyPath: any WritableKeyPath<Wrapped, Part> & Sendable) -> Var<Part?> where Value == Wrapped? {
         let changed = changeTest(for: Part?.self)
+        let reader = PartReader(keyPath)
         return projected(keyPath as AnyKeyPath,
-            read: { $0?[keyPath: keyPath] },
+            read: { $0.map(reader.read) },
             write: { optional, body in
                 var part = optional?[keyPath: keyPath]
                 body(&part)
                 guard optional != nil, let written = part ?? nilValue(of: Part.self) else { return }
                 optional![keyPath: keyPath] = written
             },
-            deliver: { update in Self.changedPart(update.map { $0?[keyPath: keyPath] }, changed) })
+            deliver: { update in Self.changedPart(update.map { $0.map(reader.read) }, changed) })
     }
 }
 
