@@ -5,11 +5,17 @@
 /// registered for a part, `\.[part: key]`, carries a ``PartToken``; Observation holds that key
 /// path while a tracking that read the part can still fire (in the tracking's access list, and
 /// in the registrar's table of who observes what), and lets go when the tracking fires or is
-/// cancelled. When the last holder lets go, the token's `deinit` posts the part to an inbox,
-/// and the next transition forgets it. So a part read outside any tracking is forgotten as
-/// soon as the read returns, and a part whose tracking ended — because this part changed or
-/// another one did — soon after. A change costs what the parts tracked *now* cost, never
-/// what was read in the past.
+/// cancelled; a sub-reference keeps the key of the part it last read while it lives (see
+/// ``PartKeyCache``). When the last holder lets go, the token's `deinit` posts the part to an
+/// inbox, and the next transition forgets it. So a part read outside any tracking through a
+/// sub-reference that is not kept is forgotten as soon as the read returns, and a part whose
+/// tracking ended — because this part changed or another one did — soon after. A change costs
+/// what the parts tracked *now*, or read through sub-references still held, cost — never what
+/// was read in the past.
+///
+/// A part is not forgotten when a change of it is told: a tracking installs itself with
+/// Observation only once the reads it made return, so a change told in between does not reach
+/// it, and the part must still be told of the next change.
 @usableFromInline
 struct ObservedParts {
     private struct Entry {
@@ -47,18 +53,15 @@ struct ObservedParts {
         return token
     }
 
-    /// The parts that the change from `old` to `new` changed and that Observation is still
-    /// tracking, as keys to tell it with. They are forgotten here: telling Observation ends
-    /// every tracking of them, and a part read again is registered again.
+    /// The parts that the change from `old` to `new` changed and that Observation may still be
+    /// tracking, as keys to tell it with. They stay registered until their tokens die (see above).
     @usableFromInline mutating func changed(from old: Any, to new: Any) -> [ObservationSubject.PartKey] {
         forgetEnded()
         guard !entries.isEmpty else { return [] }
-        let changed = entries.filter { $0.value.differs(old, new) }
         var keys: [ObservationSubject.PartKey] = []
-        keys.reserveCapacity(changed.count)
-        for (path, entry) in changed {
-            entries[path] = nil
-            if let token = entry.token { keys.append(.init(path: path, token: token)) }
+        for (path, entry) in entries where entry.differs(old, new) {
+            guard let token = entry.token else { continue }
+            keys.append(.init(path: path, token: token))
         }
         return keys
     }

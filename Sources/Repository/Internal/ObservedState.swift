@@ -78,18 +78,25 @@ final class ObservedState<State: ValueHolding>: ObservationSubject, @unchecked S
     /// specialized for `State` copies the whole state first.
     @inlinable static func root(of state: inout State) -> State.Root { state.root }
 
-    /// Registers access to the part at `path` (nil: the whole value).
-    func registerAccess(part path: [AnyHashable]?, differs: @escaping (Any, Any) -> Bool) {
-        guard let path else {
-            lock.withLock { isTracked = true }
-            return registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.whole)
+    /// Registers access to the whole value.
+    func registerAccess() {
+        lock.withLock { isTracked = true }
+        registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.whole)
+    }
+
+    /// Registers access to the part at `path`, read through the sub-reference that keeps
+    /// `cache`; `differs` makes the test of whether a change of the value changed the part.
+    func registerAccess(part path: [AnyHashable], cache: PartKeyCache, differs: () -> (Any, Any) -> Bool) {
+        // Read before through this sub-reference: the key it keeps keeps its part registered.
+        if let keyPath = cache.keyPath {
+            return registrar.access(self as ObservationSubject, keyPath: keyPath)
         }
         // The token leaves the lock inside the key, so that it is released outside it.
         let key = lock.withLock {
             isTracked = true
-            return PartKey(path: path, token: parts.register(path, differs: differs))
+            return PartKey(path: path, token: parts.register(path, differs: differs()))
         }
-        registrar.access(self as ObservationSubject, keyPath: \ObservationSubject.[part: key])
+        registrar.access(self as ObservationSubject, keyPath: cache.keyPath(for: key))
     }
 
     /// How many changes of the value were published so far: the ``Update/sequence`` of the last.

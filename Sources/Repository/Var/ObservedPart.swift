@@ -9,25 +9,32 @@
     /// This part of a root value (type-erased); nil where the root holds no such part (an
     /// index past the end, an id that is gone) — a part that is gone has changed.
     let project: (Any) -> Any?
-    /// Registers access to a part of the root (nil: the whole root), with how to tell whether
-    /// a change of the root changed that part.
-    let register: ([AnyHashable]?, @escaping (Any, Any) -> Bool) -> Void
+    /// Registers access to the whole root.
+    let registerWhole: () -> Void
+    /// Registers access to a part of the root, read through the sub-reference that keeps the
+    /// cache, with how to make the test of whether a change of the root changed that part.
+    let registerPart: ([AnyHashable], PartKeyCache, () -> (Any, Any) -> Bool) -> Void
+    /// The key this part was last registered under (nil for the root; see ``PartKeyCache``).
+    let keyCache: PartKeyCache?
     /// How many changes of the root were published so far (see ``Update/sequence``).
     let publishedCount: () -> UInt64
 
     init<State: ValueHolding>(root cell: ObservedState<State>) {
         path = []
         project = { $0 }
-        register = { path, differs in cell.registerAccess(part: path, differs: differs) }
+        registerWhole = { cell.registerAccess() }
+        registerPart = { path, cache, differs in cell.registerAccess(part: path, cache: cache, differs: differs) }
         publishedCount = { cell.publishedCount }
+        keyCache = nil
     }
 
-    private init(path: [AnyHashable]?, project: @escaping (Any) -> Any?, register: @escaping ([AnyHashable]?, @escaping (Any, Any) -> Bool) -> Void,
-                 publishedCount: @escaping () -> UInt64) {
+    private init(path: [AnyHashable]?, project: @escaping (Any) -> Any?, of parent: ObservedPart) {
         self.path = path
         self.project = project
-        self.register = register
-        self.publishedCount = publishedCount
+        registerWhole = parent.registerWhole
+        registerPart = parent.registerPart
+        publishedCount = parent.publishedCount
+        keyCache = PartKeyCache()
     }
 
     /// The part named `component` of this one, read from this one's value with `read` (nil
@@ -37,19 +44,23 @@
             return self  // cannot be told apart: register as the parent does
         }
         let project = self.project
-        return ObservedPart(path: path + [component], project: { project($0).flatMap(read) }, register: register, publishedCount: publishedCount)
+        return ObservedPart(path: path + [component], project: { project($0).flatMap(read) }, of: self)
     }
 
     /// Registers access to this part; `differs` compares two values of it. A part that
     /// appears or disappears has changed.
-    func registerAccess(differs: @escaping (Any, Any) -> Bool) {
-        guard let path, !path.isEmpty else { return register(nil, { _, _ in true }) }
+    /// (`differs` is asked for only when the part is registered anew.)
+    func registerAccess(differs makeDiffers: () -> (Any, Any) -> Bool) {
+        guard let path, !path.isEmpty, let keyCache else { return registerWhole() }
         let project = self.project
-        register(path) { old, new in
-            switch (project(old), project(new)) {
-            case (nil, nil): false
-            case let (old?, new?): differs(old, new)
-            default: true
+        registerPart(path, keyCache) {
+            let differs = makeDiffers()
+            return { old, new in
+                switch (project(old), project(new)) {
+                case (nil, nil): false
+                case let (old?, new?): differs(old, new)
+                default: true
+                }
             }
         }
     }

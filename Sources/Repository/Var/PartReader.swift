@@ -12,7 +12,10 @@
 
     @inlinable init(_ keyPath: any KeyPath<Root, Part> & Sendable) {
         self.keyPath = keyPath
-        offset = MemoryLayout<Root>.offset(of: keyPath as PartialKeyPath<Root>)
+        // Only where a load there is aligned: a field of a C struct declared `packed` may not be.
+        offset = MemoryLayout<Root>.offset(of: keyPath as PartialKeyPath<Root>).flatMap { offset in
+            offset % MemoryLayout<Part>.alignment == 0 && MemoryLayout<Root>.alignment >= MemoryLayout<Part>.alignment ? offset : nil
+        }
     }
 
     /// The part of `root`.

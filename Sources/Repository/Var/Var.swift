@@ -55,7 +55,7 @@ public final class Var<Value>: ObservableValue {
     /// `person[\.name].value` is not invalidated by a change of the email.
     public var value: Value {
         get {
-            part.registerAccess(differs: { hasChanged($0 as! Value, $1 as! Value) })  // swiftlint:disable:this force_cast
+            part.registerAccess { { hasChanged($0 as! Value, $1 as! Value) } }  // swiftlint:disable:this force_cast
             return peek()
         }
         set { modify(nil) { $0 = newValue } }

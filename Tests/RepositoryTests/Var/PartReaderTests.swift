@@ -78,10 +78,37 @@ struct PartReaderTests {
         root = nil
         words.append("more")
         #expect(words.count == 101 && words[99] == "99" && name.count == 100)
-        let kept = Root()
-        var shape = PartReader(\Root.shape).read(kept)
-        shape = .circle(radius: 1)
-        #expect(kept.shape == .label("l") && shape != kept.shape)
+    }
+
+    final class Target: Sendable {
+        let value = 7
+    }
+
+    struct References: @unchecked Sendable {  // immutable in these tests
+        weak var weak: Target?
+        unowned var unowned: Target
+        unowned(unsafe) var unsafe: Target
+        var function: (Int) -> Int = { $0 + 1 }
+        var generic = Generic(value: { (x: Int) in x * 2 })
+    }
+
+    struct Generic<T> {
+        var value: T
+    }
+
+    @Test("weak and unowned references and functions are read through the key path; a generic field holding a function at its offset")
+    func referencesAndFunctions() {
+        let target = Target()
+        let references = References(weak: target, unowned: target, unsafe: target)
+        let weak = PartReader(\References.weak), unowned = PartReader(\References.unowned)
+        let unsafe = PartReader(\References.unsafe), function = PartReader(\References.function)
+        let generic = PartReader(\References.generic.value)
+        #expect(weak.offset == nil && weak.read(references) === target)
+        #expect(unowned.offset == nil && unowned.read(references) === target)
+        #expect(unsafe.offset == nil && unsafe.read(references) === target)
+        #expect(function.offset == nil && function.read(references)(1) == 2)
+        #expect(generic.offset != nil && generic.read(references)(3) == 6)
+        withExtendedLifetime(target) {}
     }
 
     @Test("sub-references and their observers see each kind of part as the key path does")
