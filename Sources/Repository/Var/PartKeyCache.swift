@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The key path a sub-reference registered its part under with Swift Observation (see
 /// ``ObservedParts``), kept while the sub-reference lives: reading it again makes no key path
 /// and registers nothing — making the key path, with the part's key as its argument, is most of
@@ -7,7 +9,8 @@
 /// held stays registered while it is held: each change of the root asks whether it changed it.
 final class PartKeyCache: Sendable {
     /// A leaf lock: nothing is taken under it, and no owner's lock is held while it is taken.
-    private let kept = Locked<KeyPath<ObservationSubject, Int>?>(nil)
+    /// (A `Mutex` lives inside the object: a sub-reference made for one read allocates no more.)
+    private let kept = Mutex<KeyPath<ObservationSubject, Int>?>(nil)
 
     /// The key path kept, once the part was registered.
     var keyPath: KeyPath<ObservationSubject, Int>? { kept.withLock { $0 } }

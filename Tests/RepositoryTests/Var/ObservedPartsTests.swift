@@ -90,27 +90,34 @@ struct ObservedPartsTests {
     func concurrentHeldTracking() async {
         let (list, store) = makeVar(IdentifiedArrayOf<Item>(uniqueElements: (0..<16).map { Item(id: $0, name: "n\($0)") }))
         let names = (0..<16).map { list[id: $0][\.name] }
-        let fired = Recorder<Int>()
-        await withTaskGroup(of: Void.self) { group in
-            for worker in 0..<4 {
-                group.addTask {
-                    for round in 0..<2_000 {
-                        let id = (worker * 5 + round) % 16
-                        if round.isMultiple(of: 2) {
-                            let tracking = worker * 2_000 + round
-                            withObservationTracking { _ = names[id].value } onChange: { fired.append(tracking) }
-                        } else {
-                            names[id].value = "w\(worker)r\(round)"
-                        }
-                    }
-                }
-            }
-        }
+        let fired = await trackWhileWriting(ids: 16, rounds: 2_000) { names[$0] }
         for id in 0..<16 { list[id: id][\.name].value = "final" }   // ends every tracking left
         // Every tracking fired: none registered its part just as a change forgot it. (Swift
         // Observation may call one tracking twice when two threads change its part at once.)
         #expect(Set(fired.all).count == 4 * 1_000)
         #expect(store.trackedPartCount <= 16)                        // at most what the held references read
+    }
+
+    /// 4 workers, each alternately tracking the name of one element (read through `name(id)`)
+    /// and writing another's, `rounds` times over `ids` elements: the trackings told, by number.
+    private func trackWhileWriting(ids: Int, rounds: Int, _ name: @escaping @Sendable (Int) -> Var<String?>) async -> Recorder<Int> {
+        let fired = Recorder<Int>()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for round in 0..<rounds {
+                        let id = (worker * ids / 4 + round) % ids
+                        if round.isMultiple(of: 2) {
+                            let tracking = worker * rounds + round
+                            withObservationTracking { _ = name(id).value } onChange: { fired.append(tracking) }
+                        } else {
+                            name(id).value = "w\(worker)r\(round)"
+                        }
+                    }
+                }
+            }
+        }
+        return fired
     }
 
     @Test("a tracking ended by one part lets go of every other part it read")
@@ -153,21 +160,7 @@ struct ObservedPartsTests {
     @Test("parts tracked from many threads at once while others write: kept and told consistently")
     func concurrentTracking() async {
         let (list, store) = makeVar(IdentifiedArrayOf<Item>(uniqueElements: (0..<64).map { Item(id: $0, name: "n\($0)") }))
-        let fired = Recorder<Int>()
-        await withTaskGroup(of: Void.self) { group in
-            for worker in 0..<4 {
-                group.addTask {
-                    for round in 0..<500 {
-                        let id = (worker * 16 + round) % 64
-                        if round.isMultiple(of: 2) {
-                            withObservationTracking { _ = list[id: id][\.name].value } onChange: { fired.append(id) }
-                        } else {
-                            list[id: id][\.name].value = "w\(worker)r\(round)"
-                        }
-                    }
-                }
-            }
-        }
+        let fired = await trackWhileWriting(ids: 64, rounds: 500) { list[id: $0][\.name] }
         for id in 0..<64 { list[id: id][\.name].value = "final" }   // ends every tracking left
         list[id: 0][\.name].value = "drain"
         #expect(store.trackedPartCount == 0)
