@@ -35,10 +35,11 @@ extension Cases {
 
 /// How many updates the observers heard.
 private final class HeardCount: @unchecked Sendable {
-    // @unchecked: `count` is only touched under `lock`.
+    // @unchecked: `heard` is only touched under `lock`.
     private let lock = NSLock()
-    private(set) var count = 0
-    func add() { lock.withLock { count += 1 } }
+    private var heard = 0
+    var count: Int { lock.withLock { heard } }
+    func add() { lock.withLock { heard += 1 } }
 }
 
 /// What a program without `Var` writes to hear changes of two properties: a value behind a

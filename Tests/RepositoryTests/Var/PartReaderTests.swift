@@ -35,7 +35,7 @@ struct PartReaderTests {
         }
     }
 
-    final class Box: @unchecked Sendable {  // immutable in these tests
+    final class Box {
         var count = 4
         var root = Root()
     }
@@ -84,7 +84,7 @@ struct PartReaderTests {
         let value = 7
     }
 
-    struct References: @unchecked Sendable {  // immutable in these tests
+    struct References {
         weak var weak: Target?
         unowned var unowned: Target
         unowned(unsafe) var unsafe: Target
