@@ -1,12 +1,6 @@
 /// The identity map: one live store per row (and per aggregate rooted at a row), shared by
 /// every handle and live query reading it, made on first read and registered under its key.
 extension LiveRepository {
-    /// The leases of the live stores of these rows: shared ones from the identity map, the
-    /// others read in one batch. Rows that do not exist are left out.
-    func stores<R: Record>(_ table: RecordTable<R>, ids: [R.ID]) async throws -> [StoreLease<RecordTable<R>>] {
-        try await sharedStores(table, ids: ids)
-    }
-
     /// The leases of the stores of `table`'s values with these ids (see ``StoreLease``): live
     /// ones from the identity map, the others (and deleted ones, which may have been inserted
     /// again) read by `read` — `table`'s own read unless given — as read number `number`, and
