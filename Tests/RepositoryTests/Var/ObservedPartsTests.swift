@@ -86,6 +86,21 @@ struct ObservedPartsTests {
         #expect(store.trackedPartCount == 0)
     }
 
+    @Test("a held sub-reference registers its part once: later reads reuse the key path it made")
+    func heldSubReferenceRegistersOnce() {
+        let (person, store) = makeVar(Entry(name: "Ada", addresses: []))
+        let name = person[\.name]
+        #expect(name.part.keyCache?.keyPath == nil)
+        _ = name.value
+        let first = name.part.keyCache?.keyPath
+        #expect(first != nil && store.trackedPartCount == 1)
+        for round in 0..<100 {
+            _ = name.value
+            name.value = "name \(round)"
+        }
+        #expect(name.part.keyCache?.keyPath === first && store.trackedPartCount == 1)
+    }
+
     @Test("held sub-references tracked from many threads at once while others write: every tracking is told")
     func concurrentHeldTracking() async {
         let (list, store) = makeVar(IdentifiedArrayOf<Item>(uniqueElements: (0..<16).map { Item(id: $0, name: "n\($0)") }))
