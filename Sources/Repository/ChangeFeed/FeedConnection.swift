@@ -160,7 +160,7 @@ final class FeedConnection {
     private func cancelRunningStatement() {
         if let cancel = PQgetCancel(pg) {
             var message = [CChar](repeating: 0, count: 256)
-            _ = PQcancel(cancel, &message, Int32(message.count))
+            _ = BrokenPipeGuard.run { PQcancel(cancel, &message, Int32(message.count)) }
             PQfreeCancel(cancel)
         }
         let end = ContinuousClock.now + .seconds(1)

@@ -87,7 +87,8 @@ final class StatementCanceller: @unchecked Sendable {
             var pause: UInt32 = 20_000  // µs
             repeat {
                 var message = [CChar](repeating: 0, count: 256)
-                _ = PQcancel(target.pointer, &message, Int32(message.count))  // blocks while the server is unreachable
+                // Blocks while the server is unreachable; a server that closed the socket gives EPIPE.
+                _ = BrokenPipeGuard.run { PQcancel(target.pointer, &message, Int32(message.count)) }
                 usleep(pause)
                 pause = min(pause * 2, 500_000)
             } while isRunning(ticket)
