@@ -31,7 +31,8 @@ extension RecordTable {
         typealias Found = ReadBatch<RecordContent<R>>.Found
         var found = [Found?](repeating: nil, count: count)
         // Each result's rows are numbered on from the previous result's.
-        var parts: [(first: Int, result: QueryResult, layout: ColumnLayout, version: Int)] = []
+        // The layout holds its result: the decode below copies no result per row.
+        var parts: [(first: Int, layout: ColumnLayout, version: Int)] = []
         var rowCount = 0
         for (chunk, result) in results.enumerated() where !result.isEmpty {
             let version = try result.columnIndex(RowVersion.column, decoding: Int64.self)
@@ -42,17 +43,17 @@ extension RecordTable {
                 guard found.indices.contains(at), found[at] == nil else { continue }
                 found[at] = .row(rowCount + row, version: try result.cell(row: row, column: version).decodeInteger(Int64.self))
             }
-            parts.append((rowCount, result, ColumnLayout(result: result, naming: R.columnNaming), version))
+            parts.append((rowCount, ColumnLayout(result: result, naming: R.columnNaming), version))
             rowCount += result.count
         }
         reads?.withLock { $0.rows += rowCount }
         return ReadBatch(found: found, rowCount: rowCount) { index in
-            guard let part = parts.last(where: { $0.first <= index }) else {
+            guard let part = parts.lastIndex(where: { $0.first <= index }) else {
                 throw PostgresError(.invalidStatement, "\(shownName): no row \(index) was read")
             }
-            let row = index - part.first
-            let record = try R(from: RowDecoder(row: Row(result: part.result, index: row), layout: part.layout))
-            return Committed(value: record, version: try part.result.cell(row: row, column: part.version).decodeInteger(Int64.self))
+            let (row, layout) = (index - parts[part].first, parts[part].layout)
+            let record = try R(from: RowDecoder(layout: layout, row: row))
+            return Committed(value: record, version: try layout.result.cell(row: row, column: parts[part].version).decodeInteger(Int64.self))
         }
     }
 }

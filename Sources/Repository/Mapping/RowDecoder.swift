@@ -1,7 +1,11 @@
 /// A `Decoder` over one row: struct properties are columns, named by a ``ColumnNaming``.
+///
+/// It holds one reference — the layout, which holds the result — and the row's index: a
+/// decoder is copied into each container it makes, and each copy retains what it holds.
 struct RowDecoder: Decoder {
-    let row: Row
     let layout: ColumnLayout
+    /// The row's index in `layout.result`.
+    let row: Int
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -10,7 +14,7 @@ struct RowDecoder: Decoder {
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let cells = layout.result.columns.indices.map { layout.result.cell(row: row.index, column: $0) }
+        let cells = layout.result.columns.indices.map { layout.result.cell(row: row, column: $0) }
         return ArrayCellContainer(elements: cells, codingPath: [])
     }
 
@@ -20,7 +24,7 @@ struct RowDecoder: Decoder {
             throw ColumnDecodingError(column: "*", swiftType: Any.self, postgresType: nil,
                                       reason: .invalidData("a single value needs a one-column result, found \(layout.result.columns.count) columns"))
         }
-        return CellDecoder(cell: layout.result.cell(row: row.index, column: 0))
+        return CellDecoder(cell: layout.result.cell(row: row, column: 0))
     }
 
     func cell(for key: some CodingKey, _ swiftType: Any.Type) throws -> Cell {
@@ -28,7 +32,7 @@ struct RowDecoder: Decoder {
             throw ColumnDecodingError(column: layout.columnName(for: key.stringValue), swiftType: swiftType,
                                       postgresType: nil, reason: .missingColumn)
         }
-        return layout.result.cell(row: row.index, column: column)
+        return layout.result.cell(row: row, column: column)
     }
 }
 

@@ -47,7 +47,7 @@ public struct QueryResult: Sendable, RandomAccessCollection {
         let layout = ColumnLayout(result: self, naming: naming)
         var decoded: [T] = []
         decoded.reserveCapacity(count)
-        for index in indices { decoded.append(try T(from: RowDecoder(row: Row(result: self, index: index), layout: layout))) }
+        for index in indices { decoded.append(try T(from: RowDecoder(layout: layout, row: index))) }
         return decoded
     }
 
@@ -75,7 +75,7 @@ public struct Row: Sendable {
 
     /// The row decoded as `type`, properties matched to columns by `columns`.
     public func decode<T: Decodable>(_ type: T.Type, columns naming: ColumnNaming = .snakeCase) throws -> T {
-        try T(from: RowDecoder(row: self, layout: ColumnLayout(result: result, naming: naming)))
+        try T(from: RowDecoder(layout: ColumnLayout(result: result, naming: naming), row: index))
     }
 
     /// One column's value decoded as `type`.
