@@ -11,14 +11,11 @@ import Foundation
 struct ChangeBatch {
     private(set) var changes: [Change] = []
     private(set) var ignored: [(payload: String, reason: String)] = []
-    private var indexByKey: [Key: Int] = [:]
+    /// Where each table's keys are in ``changes``: a table's name is hashed once per payload,
+    /// not once per key.
+    private var indexByKey: [String: [ChangeKey: Int]] = [:]
     /// The last payload said another part of its statement follows.
     private(set) var awaitsMore = false
-
-    private struct Key: Hashable {
-        let table: String
-        let key: ChangeKey
-    }
 
     var isEmpty: Bool { changes.isEmpty && ignored.isEmpty }
 
@@ -42,33 +39,42 @@ struct ChangeBatch {
             return ignored.append((String(payload.prefix(200)), "not a change announcement: \(Self.reason(error))"))
         }
         awaitsMore = announcement.more ?? false
-        for change in announcement.changes { fold(change) }
+        // In place, the table's entry looked up once for all its keys.
+        indexByKey[announcement.table, default: [:]].fold(announcement.changes, into: &changes)
     }
 
     /// A change read from elsewhere than a notification (the replication stream).
     mutating func add(_ change: Change) {
-        fold(change)
+        indexByKey[change.table, default: [:]].fold(change, into: &changes)
+    }
+}
+
+extension [ChangeKey: Int] {
+    /// Keeps one change per (table, key) in `kept`, this dictionary being where one table's
+    /// keys are: the last one, except that a row deleted or inserted on the way counts as
+    /// inserted (or deleted, if that came last) — a new row, whatever its version says.
+    fileprivate mutating func fold(_ changes: [Change], into kept: inout [Change]) {
+        for change in changes { fold(change, into: &kept) }
     }
 
-    /// Keeps one change per (table, key): the last one, except that a row deleted or inserted
-    /// on the way counts as inserted (or deleted, if that came last) — a new row, whatever its
-    /// version says.
-    private mutating func fold(_ change: Change) {
-        let key = Key(table: change.table, key: change.key)
-        guard let index = indexByKey[key] else {
-            indexByKey[key] = changes.count
-            return changes.append(change)
+    /// ``fold(_:into:)`` of one change.
+    fileprivate mutating func fold(_ change: Change, into kept: inout [Change]) {
+        guard let index = self[change.key] else {
+            self[change.key] = kept.count
+            return kept.append(change)
         }
-        let previous = changes[index]
+        let previous = kept[index]
         let operation: Change.Operation = previous.operation == change.operation || change.operation == .delete || change.operation == .truncate
             ? change.operation
             : (previous.operation == .update ? change.operation : .insert)
         var folded = Change(table: change.table, operation: operation, key: change.key, version: change.version, madeAt: change.madeAt)
         // The last row the stream delivered is the row now (an insert after a delete included).
         if operation != .delete && operation != .truncate { folded.row = change.row }
-        changes[index] = folded
+        kept[index] = folded
     }
+}
 
+extension ChangeBatch {
     private static func reason(_ error: any Error) -> String {
         switch error {
         case let error as Announcement.Invalid: error.reason

@@ -122,32 +122,40 @@ extension LiveRepository {
         announced.withLock { $0.record(keys, as: number) }
         let aggregateRoots = Set(childRoutes.withLock { $0.values.flatMap { $0.map(\.rootTable) } })
         let truncated = Set(changes.filter { $0.operation == .truncate }.map(\.table))
-        let candidates = stores.withLock { stores in
-            var candidates: [(any AnyLiveStore, Change)] = []
+        // Each candidate store with the index of its change (a change is not copied per store);
+        // a truncated table's stores with no change of their own.
+        let (candidates, truncatedStores) = stores.withLock { stores in
+            var candidates: [(store: any AnyLiveStore, change: Int)] = []
+            var truncatedStores: [(store: any AnyLiveStore, table: String)] = []
+            candidates.reserveCapacity(changes.count)
             // Every row of a truncated table (and every aggregate rooted there) is gone.
             if !truncated.isEmpty {
                 for (key, entry) in stores where truncated.contains(key.table) {
-                    for store in entry.all { candidates.append((store, Change(table: key.table, operation: .truncate, key: .text(key.key), version: 0))) }
+                    for store in entry.all { truncatedStores.append((store, key.table)) }
                 }
             }
-            for (change, var key) in zip(changes, keys) where change.operation != .truncate {
+            for index in changes.indices where changes[index].operation != .truncate {
                 // The row's own store, and the aggregate rooted at it (if aggregates use the table).
-                stores[key]?.forEachStore { candidates.append(($0, change)) }
-                guard aggregateRoots.contains(change.table) else { continue }
+                var key = keys[index]
+                stores[key]?.forEachStore { candidates.append(($0, index)) }
+                guard !aggregateRoots.isEmpty, aggregateRoots.contains(key.table) else { continue }
                 key.isAggregate = true
-                stores[key]?.forEachStore { candidates.append(($0, change)) }
+                stores[key]?.forEachStore { candidates.append(($0, index)) }
             }
-            return candidates
+            return (candidates, truncatedStores)
         }
         // Outside the identity map's lock: each store takes its own. Rows from the replication
         // stream are decoded together, a store type at a time.
         var stale: [any AnyLiveStore] = []
         var streamed: [ObjectIdentifier: StreamedGroup] = [:]
-        for (store, change) in candidates {
+        for (store, table) in truncatedStores where store.isStale(after: Change(table: table, operation: .truncate, key: .text(""), version: 0)) {
+            stale.append(store)
+        }
+        for (store, index) in candidates {
             // A table truncated in this batch is read whole: no row of it is taken meanwhile.
-            if change.row != nil && !truncated.contains(change.table) {
-                streamed[ObjectIdentifier(type(of: store)), default: StreamedGroup()].append(store, change)
-            } else if store.isStale(after: change) {
+            if changes[index].row != nil && !truncated.contains(changes[index].table) {
+                streamed[ObjectIdentifier(type(of: store)), default: StreamedGroup()].append(store, changes[index])
+            } else if store.isStale(after: changes[index]) {
                 stale.append(store)
             }
         }
