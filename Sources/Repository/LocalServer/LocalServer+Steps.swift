@@ -10,6 +10,7 @@ extension LocalServer {
         switch mode {
         case .throwaway:
             let template = FileManager.default.temporaryDirectory.path + "/live-postgres-XXXXXX"
+            try refuseShellSpecialCharacters(in: template)
             var bytes = Array(template.utf8CString)
             guard let made = mkdtemp(&bytes) else {
                 throw LocalServerError("could not create a temporary directory: \(String(cString: strerror(errno)))")
@@ -17,6 +18,7 @@ extension LocalServer {
             path = String(cString: made)
         case .persistent(let directory):
             path = URL(fileURLWithPath: directory).standardizedFileURL.path
+            try refuseShellSpecialCharacters(in: path)
             created = !FileManager.default.fileExists(atPath: path)
             do {
                 // Parents keep the usual permissions, so the server account can pass through them.
@@ -33,6 +35,16 @@ extension LocalServer {
             throw error
         }
         return (path, created)
+    }
+
+    /// Refuses a directory whose path the shell would read as more than a name: `pg_ctl start`
+    /// runs the server through `sh -c`, with the data directory and the log file inside double
+    /// quotes, where `"`, `$`, `` ` `` and `\` still act — a directory named `$(…)` would run
+    /// a command as the server's account. Control characters are refused too.
+    static func refuseShellSpecialCharacters(in path: String) throws {
+        guard let found = path.unicodeScalars.first(where: { "\"$`\\".unicodeScalars.contains($0) || $0.properties.generalCategory == .control }) else { return }
+        let shown = found.properties.generalCategory == .control ? "a control character" : "\"\(found)\""
+        throw LocalServerError("the server's directory \(TerminalText.name(path)) holds \(shown), which pg_ctl would hand to the shell: choose a directory without \", $, ` or \\")
     }
 
     /// The system's reason behind a Foundation file error, in words.

@@ -99,6 +99,20 @@ struct LocalServerStartupTests {
         try await server.stop()
     }
 
+    @Test("a directory whose name the shell would read — $(…), a backtick, a double quote, a backslash — is refused before anything runs",
+          arguments: ["$(touch MARK)", "`touch MARK`", "x\" ; touch MARK ; \"", "a\\b", "line\nbreak"])
+    func shellSpecialPath(name: String) async throws {
+        let base = FileManager.default.temporaryDirectory.path + "/lp-shell-\(UInt32.random(in: 0...UInt32.max))"
+        let mark = base + "-ran"
+        let directory = base + "/" + name.replacingOccurrences(of: "MARK", with: mark)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let error = await #expect(throws: LocalServerError.self) { try await LocalServer.start(.persistent(directory: directory)) }
+        #expect(error?.message.contains("which pg_ctl would hand to the shell") == true, "\(error.map { "\($0)" } ?? "")")
+        #expect(error?.message.contains("\n") == false)
+        #expect(!FileManager.default.fileExists(atPath: mark))
+        #expect(!FileManager.default.fileExists(atPath: base))
+    }
+
     @Test("initdb's failure is reported by the line that states the cause", .enabled(if: geteuid() == 0))
     func initdbCause() async throws {
         // A parent only root may enter: the server account cannot reach the data directory.
