@@ -20,6 +20,7 @@ struct Watch: AsyncParsableCommand {
         let quit = QuitSignal()
         let trap = await quit.trapSignals()
         defer { trap.cancel() }
+        quit.fireWhenOutputCloses()
         screen.begin()
         defer { screen.end() }
         let subscription: Subscription
@@ -98,7 +99,8 @@ final class Screen: Sendable {
     }
 }
 
-/// Ctrl-C (SIGINT), SIGTERM, or `fire()` — whichever comes first ends `wait()`.
+/// Ctrl-C (SIGINT), SIGTERM, standard output's reader gone, or `fire()` — whichever comes
+/// first ends `wait()`.
 final class QuitSignal: Sendable {
     private let state = Locked<(fired: Bool, continuation: CheckedContinuation<Void, Never>?)>((false, nil))
 
@@ -111,6 +113,20 @@ final class QuitSignal: Sendable {
                 self?.fire()
                 return
             }
+        }
+    }
+
+    /// Fires once nobody reads standard output any more (`demo watch | head -3` after `head`
+    /// exits, a closed terminal): otherwise the watch would run on, unseen, until the next
+    /// change's write ended it with SIGPIPE. A thread of its own waits for that in `poll`,
+    /// asking for no event: a pipe's writing end reports an error once its reader is gone, a
+    /// terminal a hang-up; a file never reports either.
+    func fireWhenOutputCloses() {
+        Thread.detachNewThread { [weak self] in
+            var output = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+            while poll(&output, 1, -1) < 0 && errno == EINTR {}
+            guard output.revents & Int16(POLLERR | POLLHUP) != 0 else { return }
+            self?.fire()
         }
     }
 

@@ -133,6 +133,18 @@ struct DemoCommandTests {
         #expect(try await eventually { lines.all.last == "{\"deleted\":\(ada.id)}" })
     }
 
+    @Test("watch piped into head ends as soon as head has its line, while nothing changes")
+    func watchIntoHead() async throws {
+        _ = try await demo.json(BookPerson.self, "add", "Ada", "--json")
+        let pipeline = try demo.piped(intoHeadOf: 1, "watch", "--json")
+        defer { if pipeline.exitStatusIfExited() == nil { kill(pipeline.pid, SIGKILL); _ = pipeline.wait() } }
+        let status = Locked<Int32?>(nil)
+        #expect(try await eventually { status.withLock { $0 = $0 ?? pipeline.exitStatusIfExited(); return $0 != nil } })
+        #expect(status.withLock { $0 } == 0)
+        let shown = await pipeline.completion()
+        #expect(String(decoding: shown.output, as: UTF8.self).contains("\"Ada\""), "\(shown.text)")
+    }
+
     @Test("two processes edit one person at once — one renames, the other adds an address — and both edits survive")
     func concurrentProcesses() async throws {
         let ada = try await demo.json(BookPerson.self, "add", "Ada", "--json")

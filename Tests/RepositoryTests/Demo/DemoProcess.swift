@@ -59,6 +59,14 @@ struct DemoProcess {
         return (child, lines)
     }
 
+    /// Starts `demo arguments… | head -n lines` in bash, the pipeline's status the demo's when it
+    /// fails (`pipefail`); `timeout` ends a demo still running after a minute.
+    func piped(intoHeadOf lines: Int, _ arguments: String...) throws -> ChildProcess {
+        let inherited = ProcessInfo.processInfo.environment.filter { $0.key != "DATABASE_URL" }
+        return try ChildProcess("/bin/bash", ["-c", "set -o pipefail; timeout 60 \"$0\" \"$@\" | head -n \(lines)", Self.executable] + arguments,
+                                environment: inherited.merging(environment) { $1 })
+    }
+
     private func launch(_ arguments: [String]) throws -> ChildProcess {
         let inherited = ProcessInfo.processInfo.environment.filter { $0.key != "DATABASE_URL" }
         return try ChildProcess(Self.executable, arguments, environment: inherited.merging(environment) { $1 })
