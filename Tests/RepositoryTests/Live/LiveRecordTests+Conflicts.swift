@@ -41,6 +41,21 @@ extension LiveRecordTests {
         #expect(try await row(2).name == "Amazing Grace")
     }
 
+    @Test("values merge, intents do not: the same value set on both sides is no conflict, so a read-modify-write across processes belongs in SQL")
+    func sameValueBothSides() async throws {
+        let here = try await repository.read(Contact.self, id: 2)
+        let before = here.value.name
+        // Another process and this one both append "!" to the name they read.
+        try await commitUnderneath("UPDATE contacts SET name = name || '!' WHERE id = 2") {
+            here.update { $0.name += "!" }
+        }
+        try await here.save()  // no conflict: both sides hold the same value
+        #expect(try await row(2).name == before + "!")  // one append, not two (README: "Values merge, intents do not")
+        // The database's own arithmetic holds across processes, and reaches the handle.
+        try await database.query("UPDATE contacts SET name = name || '?' WHERE id = 2")
+        #expect(try await eventually { here.value.name == before + "!?" })
+    }
+
     @Test("an edit made while a write waits, of a column another writer changes first: reported, theirs kept")
     func unwrittenEditConflict() async throws {
         let here = try await repository.read(Contact.self, id: 3)
