@@ -49,6 +49,24 @@ struct MigrateCommandTests {
         return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
     }
 
+    @Test("the shared options may come before the command, as with git: --database-url, --dir (also with =), --lock-timeout")
+    func optionsBeforeCommand() async throws {
+        let directory = try MigrationDirectory()
+        defer { directory.remove() }
+        let created = try await migrate("--dir=\(directory.path)", "new", "create_notes")
+        #expect(created.status == 0, "\(created.output)")
+        let path = created.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        try "-- migrate:up\nCREATE TABLE notes (id int);\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let up = try await migrate("--database-url", databaseURL, "--dir", directory.path, "--lock-timeout", "5", "up")
+        #expect(up.status == 0, "\(up.output)")
+        #expect(try await database.tableExists("notes"))
+        let status = try await migrate("--database-url=\(databaseURL)", "status", "--dir", directory.path, "--fail-if-pending")
+        #expect(status.status == 0, "\(status.output)")
+        // An option that is not shared still belongs after its command, and says so.
+        let misplaced = try await migrate("--fail-if-pending", "status")
+        #expect(misplaced.status != 0 && misplaced.output.contains("--fail-if-pending"))
+    }
+
     @Test("new, up, status, down and validate from the command line")
     func lifecycle() async throws {
         let directory = try MigrationDirectory()

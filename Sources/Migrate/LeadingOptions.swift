@@ -1,0 +1,34 @@
+/// Lets the options every command shares come before the command, as with `git` or `docker`:
+/// `migrate --database-url URL status` is read as `migrate status --database-url URL`.
+/// (ArgumentParser takes a subcommand's options only after its name.)
+enum LeadingOptions {
+    /// The shared options that take a value.
+    static let withValue: Set<String> = ["--database-url", "--dir", "--history-table", "--lock-timeout"]
+    /// The shared flags.
+    static let flags: Set<String> = ["--allow-out-of-order"]
+
+    /// `arguments` (without the program's name) with the shared options found before the first
+    /// other argument moved to the end (before a `--`, if there is one). Anything else is left
+    /// as it was, for ArgumentParser to accept or refuse.
+    static func movedAfterCommand(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            if flags.contains(argument) || (withValue.contains(name) && argument.contains("=")) {
+                leading.append(argument)
+                index += 1
+            } else if withValue.contains(argument), index + 1 < arguments.endIndex {
+                leading += [argument, arguments[index + 1]]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty else { return arguments }
+        var rest = Array(arguments[index...])
+        rest.insert(contentsOf: leading, at: rest.firstIndex(of: "--") ?? rest.endIndex)
+        return rest
+    }
+}
