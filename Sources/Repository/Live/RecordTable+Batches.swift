@@ -52,7 +52,13 @@ extension RecordTable {
                 throw PostgresError(.invalidStatement, "\(shownName): no row \(index) was read")
             }
             let (row, layout) = (index - parts[part].first, parts[part].layout)
-            let record = try R(from: RowDecoder(layout: layout, row: row))
+            let record: R
+            do {
+                record = try R(from: RowDecoder(layout: layout, row: row))
+            } catch var error as ColumnDecodingError {
+                error.name(record: R.self, table: shownName)
+                throw error
+            }
             return Committed(value: record, version: try layout.result.cell(row: row, column: parts[part].version).decodeInteger(Int64.self))
         }
     }

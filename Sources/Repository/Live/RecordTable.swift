@@ -129,10 +129,17 @@ struct RecordTable<R: Record>: Sendable {
     }
 
     /// Every row as a record and its version; the columns are looked up once for all rows.
+    /// A column that does not decode names the record type and its table.
     @usableFromInline static func decode(_ result: QueryResult) throws -> [(record: R, version: Int64)] {
         guard !result.isEmpty else { return [] }
         let version = try result.columnIndex(RowVersion.column, decoding: Int64.self)
-        let records = try result.decode(R.self, columns: R.columnNaming)
+        let records: [R]
+        do {
+            records = try result.decode(R.self, columns: R.columnNaming)
+        } catch var error as ColumnDecodingError {
+            error.name(record: R.self, table: R.tableName)
+            throw error
+        }
         var rows: [(record: R, version: Int64)] = []
         rows.reserveCapacity(records.count)
         for (index, record) in records.enumerated() {

@@ -25,9 +25,19 @@ public struct ColumnDecodingError: Error, Sendable, CustomStringConvertible {
     /// The row's key, as the identity map names it, when a live value's re-read row did not decode.
     public internal(set) var row: String?
 
+    /// The record type being read and its table (`Gadget in public.gadgets`), when a live
+    /// value's row did not decode.
+    public internal(set) var record: String?
+
     /// Names the row whose column this is (see ``row``).
     @usableFromInline
     mutating func name(row key: String) { row = key }
+
+    /// Names the record type and table being read (see ``record``), unless named already.
+    @usableFromInline
+    mutating func name<R: Record>(record _: R.Type, table: String) {
+        if record == nil { record = "\(R.self) in \(table)" }
+    }
 
     init(column: String, swiftType: Any.Type, postgresType: PostgresType?, reason: Reason) {
         self.column = column
@@ -38,7 +48,8 @@ public struct ColumnDecodingError: Error, Sendable, CustomStringConvertible {
 
     /// A sentence naming the column, the Swift type and the PostgreSQL type.
     public var description: String {
-        (row.map { "row \(TerminalText.quotedForMessage($0)): " } ?? "") + columnDescription
+        let context = [record.map { TerminalText.escaped($0) }, row.map { "row \(TerminalText.quotedForMessage($0))" }].compactMap { $0 }
+        return (context.isEmpty ? "" : context.joined(separator: ", ") + ": ") + columnDescription
     }
 
     private var columnDescription: String {

@@ -148,6 +148,8 @@ struct LiveColumnTypesTests {
         #expect(try result[0].decode(String.self, column: "mood") == "sad")
         let live = await #expect(throws: ColumnDecodingError.self) { try await repository.read(EveryType.self, id: 1) }
         #expect(live?.column == "mood")
+        // A live read names what it was reading.
+        #expect(live?.description == #"EveryType in every_type: column "mood": invalid PostgreSQL mood value for Swift Mood: "sad" is not a raw value of Mood"#)
     }
 
     @Test("a live row updated to an enum label Swift lacks: the failure is reported once, naming the label, the other row of the statement is applied, read returns the held value, and the handle follows once the row is fixed")
