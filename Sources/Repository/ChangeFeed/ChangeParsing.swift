@@ -78,11 +78,7 @@ extension ChangeBatch {
     private static func reason(_ error: any Error) -> String {
         switch error {
         case let error as Announcement.Invalid: error.reason
-        case DecodingError.keyNotFound(let key, _): "missing \"\(key.stringValue)\""
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            "wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""
-        case DecodingError.dataCorrupted(let context):
-            context.codingPath.isEmpty ? "invalid JSON" : "invalid value at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""
+        case let error as DecodingError: error.summary
         default: "invalid"
         }
     }

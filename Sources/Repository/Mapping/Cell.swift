@@ -34,6 +34,8 @@ struct Cell {
                 return try JSONCoding.decoder.decode(T.self, from: Data(json))
             } catch where JSONNumberDiagnosis.isRefusedValidJSON(error) {
                 throw self.error(T.self, .invalidData(JSONNumberDiagnosis.explain(T.self, json: json)))
+            } catch let error as DecodingError {
+                throw self.error(T.self, .invalidData("JSON: \(error.summary)"))
             } catch {
                 throw self.error(T.self, .invalidData(String(describing: error)))
             }

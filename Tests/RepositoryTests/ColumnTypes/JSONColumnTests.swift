@@ -141,4 +141,30 @@ struct JSONColumnTests {
         #expect(fitting == [Measured(id: 5, doc: Doc(a: -3, s: "x"), counts: Counts(small: [-128, 127], ratio: -2.5e-3)),
                             Measured(id: 7, tagged: Tagged(lenient: Lenient(value: 12), a: 5))])
     }
+
+    struct Strict: Record {
+        static let tableName = "shaped"
+        var id: Int64
+        var doc: Doc
+    }
+
+    @Test("JSON that does not fit the Swift type says what and where in a few words, not Swift's debug description")
+    func unfitShapes() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { try await $0.execute(script: """
+            CREATE TABLE shaped (id bigint PRIMARY KEY, doc jsonb);
+            INSERT INTO shaped VALUES (1, 'null'), (2, '{"s": "x"}'), (3, '{"a": "seven", "s": "x"}');
+            """) }
+        func failure(_ id: Int) async -> String {
+            do {
+                _ = try await database.query("SELECT * FROM shaped WHERE id = $1", [id]).decode(Strict.self)
+                return "decoded"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(await failure(1) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: JSON: null where an object is expected"#)
+        #expect(await failure(2) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: JSON: missing "a""#)
+        #expect(await failure(3) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: JSON: expected Int at "a""#)
+    }
 }
