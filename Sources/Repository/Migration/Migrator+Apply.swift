@@ -143,7 +143,6 @@ extension Migrator {
             step = "the history table could not be \(down ? "updated" : "written")"
             try await write()
         } catch let error as PostgresError {
-            let code = error.sqlState.map { " (SQLSTATE \($0))" } ?? ""
             let file = down ? migration.downSource : migration.source
             let outcome = switch (applied, down) {
             case (false, false): "nothing of it stays applied"
@@ -151,7 +150,7 @@ extension Migrator {
             case (true, false): "its statements ran outside a transaction and stay applied, with no history row: undo them, or fix the cause and write the row yourself, before `migrate up` runs it again"
             case (true, true): "its statements ran outside a transaction and stay applied, while the history still lists it as applied"
             }
-            throw MigrationError(.failed, "\(file): its statements ran, but \(step): \(error.message)\(code); \(outcome)", underlying: error)
+            throw MigrationError(.failed, "\(file): its statements ran, but \(step): \(Self.serverWords(error)); \(outcome)", underlying: error)
         }
     }
 
@@ -194,7 +193,6 @@ extension Migrator {
         let own = SQLStatements.afterLeadingComments(statement.sql)
         let offset = error.position.map { Self.lineOffset(of: $0, in: statement.sql) } ?? own.lines
         let line = (down ? migration.downLine : migration.upLine) + statement.line + offset
-        let code = error.sqlState.map { " (SQLSTATE \($0))" } ?? ""
         let firstLine = own.text.split(whereSeparator: \.isNewline).first.map(String.init) ?? String(own.text)
         let shown = firstLine.count > 120 ? firstLine.prefix(117) + "..." : Substring(firstLine)
         // The library's own schema, not installed yet: say how to install it.
@@ -207,7 +205,14 @@ extension Migrator {
         } else {
             ""
         }
-        return MigrationError(.failed, "\(down ? migration.downSource : migration.source):\(line): \(error.message)\(code)\(hint)\(note) in: \(shown)", underlying: error)
+        return MigrationError(.failed, "\(down ? migration.downSource : migration.source):\(line): \(Self.serverWords(error))\(hint)\(note) in: \(shown)", underlying: error)
+    }
+
+    /// The server's message with its detail, SQLSTATE and hint, as `demo` and ``PostgresError``
+    /// show them — a RAISE's or a constraint's own words: `m1 — m2 (SQLSTATE P0001) Hint: m3`.
+    static func serverWords(_ error: PostgresError) -> String {
+        error.message + (error.detail.map { " — \($0)" } ?? "") + (error.sqlState.map { " (SQLSTATE \($0))" } ?? "")
+            + (error.hint.map { " Hint: \($0)" } ?? "")
     }
 
     /// How many lines into `sql` the 1-based character `position` is.

@@ -132,7 +132,10 @@ struct MigrationRefusalTests {
              """, "0001_f.sql:10: type \"nonexistent_type\" does not exist (SQLSTATE 42704) in: CREATE TABLE t1 ("),
             // An error with no position, in a statement after comments: its own line, its own text.
             ("-- migrate:up\nCREATE TABLE t1 (id int PRIMARY KEY);\n-- a duplicate\n/* twice,\n   on purpose */\nINSERT INTO t1 VALUES (1), (1);\n",
-             "0001_f.sql:6: duplicate key value violates unique constraint \"t1_pkey\" (SQLSTATE 23505) in: INSERT INTO t1 VALUES (1), (1)"),
+             "0001_f.sql:6: duplicate key value violates unique constraint \"t1_pkey\" — Key (id)=(1) already exists. (SQLSTATE 23505) in: INSERT INTO t1 VALUES (1), (1)"),
+            // A RAISE's own detail and hint.
+            ("-- migrate:up\nDO $$ BEGIN RAISE EXCEPTION 'm1' USING DETAIL = 'm2', HINT = 'm3'; END $$;\n",
+             "0001_f.sql:2: m1 — m2 (SQLSTATE P0001) Hint: m3 in: DO $$ BEGIN RAISE EXCEPTION 'm1' USING DETAIL = 'm2', HINT = 'm3'; END $$"),
         ]
         for (contents, expected) in cases {
             let directory = try MigrationDirectory(["0001_f.sql": contents])
