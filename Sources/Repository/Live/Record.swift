@@ -118,13 +118,20 @@ enum RecordColumnNames {
     }
 
     /// The changed properties a write may set: all but the key's. An edit of a
-    /// key column is refused (a row keeps its key: insert another instead).
+    /// key column is refused (a row keeps its key: insert another instead), and so is text with
+    /// a NUL character, which PostgreSQL cannot store — when the edit is made, so that the
+    /// write does not fail later and take the other edits written with it along.
     func writableChanges(since other: RecordColumns<R>) throws -> Set<String> {
         let changed = changedProperties(since: other)
         guard !changed.isEmpty else { return changed }
         let key = Self.managedColumns
-        if let edited = values.first(where: { changed.contains($0.property) && key.contains($0.column) }) {
-            throw PostgresError(.invalidParameter, "\(edited.column) is part of the key of \(R.tableName): a live row's key cannot be edited (insert a new row instead)")
+        for (property, column, value) in values where changed.contains(property) {
+            if key.contains(column) {
+                throw PostgresError(.invalidParameter, "\(column) is part of the key of \(R.tableName): a live row's key cannot be edited (insert a new row instead)")
+            }
+            if case .text(let text) = value, text.utf8.contains(0) {
+                throw PostgresError(.invalidParameter, "\(TerminalText.name(column)) of \(TerminalText.name(R.tableName)): the text holds a NUL character, which PostgreSQL cannot store; the edit is refused")
+            }
         }
         return changed
     }

@@ -18,6 +18,20 @@ struct LiveRecordTests {
         return (try row.decode(String.self, column: "name"), try row.decode(String?.self, column: "email"), try row.decode(Int64.self, column: "version"))
     }
 
+    @Test("text with a NUL character is refused when it is set: the value stays, the edits made with it are written, save() throws the refusal")
+    func nulRefusedWhenSet() async throws {
+        let here = try await repository.read(Contact.self, id: 1)
+        let name = here.value.name
+        here[\.email].value = "ada@example.com"
+        here[\.name].value = "Ada\u{0}Lovelace"
+        #expect(here.value.name == name)
+        let error = await #expect(throws: LiveRecordError.self) { try await here.save() }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("the text holds a NUL character"), "\(error.map { "\($0)" } ?? "")")
+        let stored = try await row(1)
+        #expect(stored.email == "ada@example.com" && stored.name == name)
+        #expect(here.value.email == "ada@example.com")
+    }
+
     @Test("read returns the row; a missing row is an error")
     func read() async throws {
         let ada = try await repository.read(Contact.self, id: 1)
