@@ -120,14 +120,7 @@ struct JSONColumnTests {
             INSERT INTO measured (id, tagged) VALUES (6, '{"lenient": "12", "a": 0.5}'), (7, '{"lenient": "12", "a": 5}');
             INSERT INTO measured (id, scores) VALUES (8, '{"\\u001b]0;pwned\\u0007": 1.5}');
             """) }
-        func failure(_ id: Int) async -> String {
-            do {
-                _ = try await database.query("SELECT * FROM measured WHERE id = $1", [id]).decode(Measured.self)
-                return "decoded"
-            } catch {
-                return "\(error)"
-            }
-        }
+        func failure(_ id: Int) async -> String { await Self.failure(decoding: Measured.self, id: id, in: database) }
         #expect(await failure(1) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: the JSON number 99999999999999999999 at a does not fit in Int"#)
         #expect(await failure(2) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: the JSON number 1.5 at a does not fit in Int"#)
         #expect(await failure(3) == #"column "counts": invalid PostgreSQL json value for Swift Counts: the JSON number 300 at small[1] does not fit in Int8"#)
@@ -140,6 +133,16 @@ struct JSONColumnTests {
         let fitting = try await database.query("SELECT * FROM measured WHERE id IN (5, 7) ORDER BY id").decode(Measured.self)
         #expect(fitting == [Measured(id: 5, doc: Doc(a: -3, s: "x"), counts: Counts(small: [-128, 127], ratio: -2.5e-3)),
                             Measured(id: 7, tagged: Tagged(lenient: Lenient(value: 12), a: 5))])
+    }
+
+    /// Why row `id` of `R`'s table does not decode as `R` ("decoded" if it does).
+    static func failure<R: Record>(decoding _: R.Type, id: Int, in database: Database) async -> String {
+        do {
+            _ = try await database.query("SELECT * FROM \(R.tableName) WHERE id = $1", [id]).decode(R.self)
+            return "decoded"
+        } catch {
+            return "\(error)"
+        }
     }
 
     struct Strict: Record {
@@ -155,14 +158,7 @@ struct JSONColumnTests {
             CREATE TABLE shaped (id bigint PRIMARY KEY, doc jsonb);
             INSERT INTO shaped VALUES (1, 'null'), (2, '{"s": "x"}'), (3, '{"a": "seven", "s": "x"}');
             """) }
-        func failure(_ id: Int) async -> String {
-            do {
-                _ = try await database.query("SELECT * FROM shaped WHERE id = $1", [id]).decode(Strict.self)
-                return "decoded"
-            } catch {
-                return "\(error)"
-            }
-        }
+        func failure(_ id: Int) async -> String { await Self.failure(decoding: Strict.self, id: id, in: database) }
         #expect(await failure(1) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: JSON: null where an object is expected"#)
         #expect(await failure(2) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: JSON: missing "a""#)
         #expect(await failure(3) == #"column "doc": invalid PostgreSQL jsonb value for Swift Doc: JSON: expected Int at "a""#)
