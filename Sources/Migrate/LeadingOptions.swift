@@ -10,7 +10,9 @@ enum LeadingOptions {
     /// `arguments` (without the program's name) with the shared options found before the first
     /// other argument moved to the end (before a `--`, if there is one). Anything else is left
     /// as it was, for ArgumentParser to accept or refuse.
-    static func movedAfterCommand(_ arguments: [String]) -> [String] {
+    /// - Throws: ``MigrateFailure`` when an option comes both before and after the command:
+    ///   which one was meant cannot be told.
+    static func movedAfterCommand(_ arguments: [String]) throws -> [String] {
         var leading: [String] = []
         var index = arguments.startIndex
         while index < arguments.endIndex {
@@ -28,6 +30,11 @@ enum LeadingOptions {
         }
         guard !leading.isEmpty else { return arguments }
         var rest = Array(arguments[index...])
+        let after = Set(rest.prefix { $0 != "--" }.map { String($0.split(separator: "=", maxSplits: 1).first ?? "") })
+        if let twice = leading.first(where: { $0.hasPrefix("--") && after.contains(String($0.split(separator: "=", maxSplits: 1).first ?? "")) }) {
+            let name = twice.split(separator: "=", maxSplits: 1).first.map(String.init) ?? twice
+            throw MigrateFailure("\(name) is given both before and after the command: give it once")
+        }
         rest.insert(contentsOf: leading, at: rest.firstIndex(of: "--") ?? rest.endIndex)
         return rest
     }

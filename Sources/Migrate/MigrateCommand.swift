@@ -32,7 +32,7 @@ struct MigrateCommand: AsyncParsableCommand {
     static func main() async {
         do {
             try ArgumentEncoding.refuseInvalidUTF8()
-            var command = try parseAsRoot(LeadingOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot(try LeadingOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst())))
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
             } else {

@@ -121,13 +121,17 @@ final class QuitSignal: Sendable {
     /// change's write ended it with SIGPIPE. A thread of its own waits for that in `poll`,
     /// asking for no event: a pipe's writing end reports an error once its reader is gone, a
     /// terminal a hang-up; a file never reports either.
+    /// On Linux only: macOS's `poll` waits for nothing when asked for no event, so there the
+    /// watch ends at its next write after the reader left, as before.
     func fireWhenOutputCloses() {
+        #if os(Linux)
         Thread.detachNewThread { [weak self] in
             var output = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
             while poll(&output, 1, -1) < 0 && errno == EINTR {}
             guard output.revents & Int16(POLLERR | POLLHUP) != 0 else { return }
             self?.fire()
         }
+        #endif
     }
 
     func fire() {

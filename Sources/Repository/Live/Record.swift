@@ -125,14 +125,20 @@ enum RecordColumnNames {
         let changed = changedProperties(since: other)
         guard !changed.isEmpty else { return changed }
         let key = Self.managedColumns
-        for (property, column, value) in values where changed.contains(property) {
-            if key.contains(column) {
-                throw PostgresError(.invalidParameter, "\(column) is part of the key of \(R.tableName): a live row's key cannot be edited (insert a new row instead)")
-            }
+        if let edited = values.first(where: { changed.contains($0.property) && key.contains($0.column) }) {
+            throw PostgresError(.invalidParameter, "\(edited.column) is part of the key of \(R.tableName): a live row's key cannot be edited (insert a new row instead)")
+        }
+        try refuseUnstorableText(among: changed)
+        return changed
+    }
+
+    /// Refuses text that PostgreSQL cannot store — a NUL character — in the properties
+    /// `among` names (every property when nil).
+    func refuseUnstorableText(among properties: Set<String>? = nil) throws {
+        for (property, column, value) in values where properties?.contains(property) ?? true {
             if case .text(let text) = value, text.utf8.contains(0) {
                 throw PostgresError(.invalidParameter, "\(TerminalText.name(column)) of \(TerminalText.name(R.tableName)): the text holds a NUL character, which PostgreSQL cannot store; the edit is refused")
             }
         }
-        return changed
     }
 }

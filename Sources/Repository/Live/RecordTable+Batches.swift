@@ -56,7 +56,7 @@ extension RecordTable {
             do {
                 record = try R(from: RowDecoder(layout: layout, row: row))
             } catch var error as ColumnDecodingError {
-                error.name(record: R.self, table: shownName)
+                error.name(record: R.self, table: R.tableName)
                 throw error
             }
             return Committed(value: record, version: try layout.result.cell(row: row, column: parts[part].version).decodeInteger(Int64.self))

@@ -25,7 +25,7 @@ public struct ColumnDecodingError: Error, Sendable, CustomStringConvertible {
     /// The row's key, as the identity map names it, when a live value's re-read row did not decode.
     public internal(set) var row: String?
 
-    /// The record type being read and its table (`Gadget in public.gadgets`), when a live
+    /// The record type being read and its table (`Gadget in gadgets`, the table as the type names it), when a live
     /// value's row did not decode.
     public internal(set) var record: String?
 

@@ -8,7 +8,7 @@ extension DecodingError {
         case .valueNotFound(let type, let context):
             return "null where \(Self.kind(type)) is expected" + Self.place(context, prefix: " at ")
         case .typeMismatch(let type, let context):
-            return "expected \(type)" + Self.place(context, prefix: " at ")
+            return "expected \(Self.kind(type))" + Self.place(context, prefix: " at ")
         case .dataCorrupted(let context):
             return (context.codingPath.isEmpty ? "invalid JSON" : "invalid value") + Self.place(context, prefix: " at ")
         @unknown default:

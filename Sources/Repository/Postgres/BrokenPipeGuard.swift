@@ -19,13 +19,21 @@ enum BrokenPipeGuard {
         pthread_sigmask(SIG_BLOCK, &brokenPipe, &previous)
         let pendingBefore = isPending()
         defer {
-            if !pendingBefore && isPending() {
-                var none = timespec(tv_sec: 0, tv_nsec: 0)
-                while sigtimedwait(&brokenPipe, nil, &none) == -1 && errno == EINTR {}
-            }
+            if !pendingBefore && isPending() { takeBack(&brokenPipe) }
             pthread_sigmask(SIG_SETMASK, &previous, nil)
         }
         return try body()
+    }
+
+    /// Takes the pending `SIGPIPE` in `set` back, without waiting: it is pending.
+    private static func takeBack(_ set: inout sigset_t) {
+        #if canImport(Darwin)
+        var taken: Int32 = 0
+        _ = sigwait(&set, &taken)  // Darwin has no sigtimedwait; this returns at once, as libpq's does
+        #else
+        var none = timespec(tv_sec: 0, tv_nsec: 0)
+        while sigtimedwait(&set, nil, &none) == -1 && errno == EINTR {}
+        #endif
     }
 
     /// Whether a `SIGPIPE` waits for this thread (or the process).

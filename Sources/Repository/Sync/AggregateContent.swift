@@ -32,6 +32,8 @@ enum AggregateContent<A: Aggregate>: SyncContent {
         let after = children(of: new)
         for child in new.children {
             guard let previous = before[child.id] else {
+                // A new child is written whole: what it holds must be storable.
+                try RecordColumns(child).refuseUnstorableText()
                 fields.insert(.presence(child.id))
                 continue
             }

@@ -72,8 +72,8 @@ public final class Var<Value>: ObservableValue {
     /// Reads, changes and writes the value as one atomic step: concurrent `update` calls
     /// never lose each other's changes. `body` must not use this `Var` (or its tree).
     ///
-    /// On a live record that holds in this process only. Another process's edit is merged by
-    /// value, not by intent: two processes that each turn 6 into 7 both succeed, and the row
+    /// On a live record that holds for the handles of one repository only. Another process's
+    /// (or another repository's) edit is merged by value, not by intent: two processes that each turn 6 into 7 both succeed, and the row
     /// holds 7. Let the database do arithmetic that must hold across processes
     /// (`UPDATE … SET n = n + 1`); its result reaches every live handle.
     ///

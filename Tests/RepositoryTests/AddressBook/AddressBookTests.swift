@@ -72,6 +72,19 @@ struct AddressBookTests {
         #expect(try await personVersion(id) != personBefore)
     }
 
+    @Test("an appended address whose text holds a NUL character is refused when appended: the list stays, a rename made with it is written")
+    func nulInNewChild() async throws {
+        let grace = try await book.addPerson(name: "Grace", streets: ["Arlington"])
+        let id = grace.value.id
+        grace[\.name].value = "Grace Hopper"
+        grace[\.addresses].value.append(AddressBookKit.Address(street: "Ya\u{0}le"))
+        #expect(grace.value.addresses.map(\.street) == ["Arlington"])
+        let error = await #expect(throws: LiveRecordError.self) { try await grace.save() }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("the text holds a NUL character"))
+        #expect(try await addressRows(id).map(\.street) == ["Arlington"])
+        #expect(try await database.query("SELECT name FROM people WHERE id = $1", [id])[0].decode(String.self, at: 0) == "Grace Hopper")
+    }
+
     @Test("changes to address rows by psql refresh the owning person's handle")
     func remoteChildChanges() async throws {
         let edsger = try await book.addPerson(name: "Edsger", streets: ["Nuenen"])

@@ -62,6 +62,9 @@ struct MigrateCommandTests {
         #expect(try await database.tableExists("notes"))
         let status = try await migrate("--database-url=\(databaseURL)", "status", "--dir", directory.path, "--fail-if-pending")
         #expect(status.status == 0, "\(status.output)")
+        // Given on both sides, it is refused rather than guessed.
+        let twice = try await migrate("--dir", directory.path, "status", "--dir=/elsewhere", "--database-url", databaseURL)
+        #expect(twice.status != 0 && twice.output.contains("--dir is given both before and after the command"), "\(twice.output)")
         // An option that is not shared still belongs after its command, and says so.
         let misplaced = try await migrate("--fail-if-pending", "status")
         #expect(misplaced.status != 0 && misplaced.output.contains("--fail-if-pending"))
