@@ -128,7 +128,8 @@ struct SyncState<Content: SyncContent> {
     }
 
     private mutating func refuse(_ error: any Error, editors: EditorEdits) -> SyncEffects {
-        settled = max(settled, edits)
+        // Settled once the edits before it are (``advance()``): a `save()` after it still waits
+        // for their writes, and throws this refusal then.
         let failure = LiveRecordError.writeFailed(table: table, key: key, PostgresError(.invalidParameter, "the edit was refused: \(error)"))
         return fail(failure, LostEdits(range: edits...edits, editors: editors)) + advance()
     }

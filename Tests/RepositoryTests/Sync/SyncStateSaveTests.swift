@@ -33,6 +33,17 @@ struct SyncStateSaveTests {
         #expect(!throwsOnSave(&state, 4, by: ada))  // once
     }
 
+    @Test("a refused edit does not settle the edits before it: save() waits for their write, then throws the refusal")
+    func refusalWaitsForEarlierWrites() {
+        var state = fresh()
+        _ = state.edit(to: TwoColumns(a: 1, b: 0), readsStarted: 1, editor: ada)
+        _ = state.nextWrite(readsStarted: 1)  // a = 1 is being written
+        _ = state.refuse(PostgresError(.invalidParameter, "not storable"), editor: ada)
+        #expect(state.save(1, editor: ada).wake.isEmpty)  // waits: a = 1 is not committed yet
+        let woken = state.writeSucceeded(Committed(value: TwoColumns(a: 1, b: 0), version: 2), sequence: 2, isWriteResult: true).wake
+        #expect(woken.map(\.ticket) == [1] && woken.first?.failure != nil)  // then the refusal is thrown
+    }
+
     @Test("an edit made outside any task: the first save() after it throws it, later ones return")
     func taskless() {
         var state = failedEdit(by: nil)
