@@ -60,10 +60,7 @@ extension LiveRepository {
         if let known = tables.withLock({ $0[ObjectIdentifier(A.self)] }) as? AggregateTable<A> { return known }
         let resolved = AggregateTable<A>(root: try await table(for: A.Root.self), child: try await table(for: A.Child.self))
         tables.withLock { $0[ObjectIdentifier(A.self)] = resolved }
-        childRoutes.withLock { routes in
-            guard !routes[resolved.child.qualifiedName, default: []].contains(where: { $0.aggregate == ObjectIdentifier(A.self) }) else { return }
-            routes[resolved.child.qualifiedName, default: []].append(ChildRoute(resolved))
-        }
+        identity.withLock { $0.addRoute(ChildRoute(resolved), childTable: resolved.child.qualifiedName) }
         return resolved
     }
 
@@ -74,34 +71,28 @@ extension LiveRepository {
         })
     }
 
-    /// Notes which aggregate owns these children, for routing their announcements. Entries of
-    /// children since removed stay until pruned: they cost at most a needless re-read.
+    /// Notes which aggregate owns these children (see ``IdentityMap/registerChildren(_:of:owner:)``).
     func registerChildren(_ children: [String], of childTable: String, owner: StoreKey) {
-        childOwners.withLock { owners in
-            if owners.count > 100_000 { owners = owners.filter { stores.withLock { [key = $0.value] in !($0[key]?.isEmpty ?? true) } } }
-            for child in children { owners[StoreKey(table: childTable, key: child)] = owner }
-        }
+        identity.withLock { $0.registerChildren(children, of: childTable, owner: owner) }
     }
 
     /// The live aggregates that announcements of child rows make stale: a known child
     /// announced at another version or deleted, and the owners of children nobody here knew,
     /// looked up through `query`.
     func staleAggregates(forChildChanges changes: [Change], using query: FeedQuery) -> [any AnyLiveStore] {
-        let routes = childRoutes.withLock { $0 }
+        let routes = identity.withLock { $0.childRoutes }
         let relevant = changes.filter { routes[$0.table] != nil }
         guard !relevant.isEmpty else { return [] }
         var stale: [ObjectIdentifier: any AnyLiveStore] = [:]
         // A truncated child table: every aggregate with such children.
         let truncatedRoots = Set(relevant.filter { $0.operation == .truncate }.flatMap { routes[$0.table] ?? [] }.map(\.rootTable))
         if !truncatedRoots.isEmpty {
-            stores.withLock { stores in
-                for (key, entry) in stores where key.isAggregate && truncatedRoots.contains(key.table) { for store in entry.all { stale[ObjectIdentifier(store)] = store } }
-            }
+            for store in identity.withLock({ $0.aggregates(rootedIn: truncatedRoots) }) { stale[ObjectIdentifier(store)] = store }
         }
         var unknown: [String: [ChangeKey]] = [:]
         for change in relevant where change.operation != .truncate {
             let childKey = StoreKey(table: change.table, key: change.key.description)
-            let owners = childOwners.withLock { $0[childKey] }.map { key in stores.withLock { $0[key]?.all ?? [] } } ?? []
+            let owners = identity.withLock { $0.owners(ofChild: childKey) } ?? []
             var isStale: Bool?
             for owner in owners {
                 guard let verdict = owner.isStale(afterChildChange: change) else { continue }
@@ -117,7 +108,7 @@ extension LiveRepository {
                 do {
                     for parent in try route.parents(keys, query) {
                         let key = StoreKey(table: route.rootTable, key: parent, isAggregate: true)
-                        for store in stores.withLock({ $0[key]?.all ?? [] }) { stale[ObjectIdentifier(store)] = store }
+                        for store in identity.withLock({ $0[key]?.all ?? [] }) { stale[ObjectIdentifier(store)] = store }
                     }
                 } catch {
                     report(.refreshFailed(table: route.shownChildTable, error))
@@ -136,6 +127,10 @@ struct ChildRoute: Sendable {
     let shownChildTable: String
     /// The root keys owning these children.
     let parents: @Sendable ([ChangeKey], FeedQuery) throws -> [String]
+
+    init(aggregate: ObjectIdentifier, rootTable: String, shownChildTable: String, parents: @escaping @Sendable ([ChangeKey], FeedQuery) throws -> [String]) {
+        (self.aggregate, self.rootTable, self.shownChildTable, self.parents) = (aggregate, rootTable, shownChildTable, parents)
+    }
 
     init<A: Aggregate>(_ table: AggregateTable<A>) {
         aggregate = ObjectIdentifier(A.self)

@@ -50,19 +50,7 @@ extension LiveRepository {
     /// After an outage, or reads made without the feed: every live row is re-read and every
     /// live query run again.
     func resyncEverything() {
-        scheduleRefresh(stores.withLock { stores in
-            // Every live store, and the entries none is left in dropped (in place: most are kept).
-            var live: [any AnyLiveStore] = []
-            var emptied: [StoreKey] = []
-            live.reserveCapacity(stores.count)
-            for (key, entry) in stores {
-                let before = live.count
-                entry.forEachStore { live.append($0) }
-                if live.count == before { emptied.append(key) }
-            }
-            for key in emptied { stores.removeValue(forKey: key) }
-            return live
-        })
+        scheduleRefresh(identity.withLock { $0.liveStores() })
         rerunQueries()
     }
 
@@ -119,31 +107,9 @@ extension LiveRepository {
     func staleStores(for changes: [Change]) -> [any AnyLiveStore] {
         let number = sequence.next()
         let keys = changes.map { StoreKey(table: $0.table, key: $0.key.description) }
-        announced.withLock { $0.record(keys, as: number) }
-        let aggregateRoots = Set(childRoutes.withLock { $0.values.flatMap { $0.map(\.rootTable) } })
-        let truncated = Set(changes.filter { $0.operation == .truncate }.map(\.table))
-        // Each candidate store with the index of its change (a change is not copied per store);
-        // a truncated table's stores with no change of their own.
-        let (candidates, truncatedStores) = stores.withLock { stores in
-            var candidates: [(store: any AnyLiveStore, change: Int)] = []
-            var truncatedStores: [(store: any AnyLiveStore, table: String)] = []
-            candidates.reserveCapacity(changes.count)
-            // Every row of a truncated table (and every aggregate rooted there) is gone.
-            if !truncated.isEmpty {
-                for (key, entry) in stores where truncated.contains(key.table) {
-                    for store in entry.all { truncatedStores.append((store, key.table)) }
-                }
-            }
-            for index in changes.indices where changes[index].operation != .truncate {
-                // The row's own store, and the aggregate rooted at it (if aggregates use the table).
-                var key = keys[index]
-                stores[key]?.forEachStore { candidates.append(($0, index)) }
-                guard !aggregateRoots.isEmpty, aggregateRoots.contains(key.table) else { continue }
-                key.isAggregate = true
-                stores[key]?.forEachStore { candidates.append(($0, index)) }
-            }
-            return (candidates, truncatedStores)
-        }
+        // The announcements recorded and the stores found under one lock, in one pass.
+        let found = identity.withLock { $0.candidates(for: changes, keys: keys, announcedAs: number) }
+        let (candidates, truncatedStores, truncated) = (found.stores, found.truncated, found.truncatedTables)
         // Outside the identity map's lock: each store takes its own. Rows from the replication
         // stream are decoded together, a store type at a time.
         var stale: [any AnyLiveStore] = []

@@ -12,7 +12,7 @@ extension LiveRepository {
     ) async throws -> [StoreLease<Table>] {
         try await waitUntilListening()
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: Table.holdsAggregates) }
-        var found = stores.withLock { stores in keys.map { stores[$0]?.lease(as: StoreLease<Table>.self) } }
+        var found = identity.withLock { map in keys.map { map[$0]?.lease(as: StoreLease<Table>.self) } }
         var missing: [Int] = []
         for index in found.indices {
             guard let store = found[index]?.store else {
@@ -50,19 +50,9 @@ extension LiveRepository {
 
     /// The lease of the store registered under `key`, or of the one `make` creates, registered now.
     @usableFromInline func register<Table>(_ key: StoreKey, _ make: () -> LiveStore<Table>) -> (lease: StoreLease<Table>, isNew: Bool) {
-        stores.withLock { stores in
-            if let raced = stores[key]?.lease(as: StoreLease<Table>.self) { return (raced, false) }
-            let fresh = StoreLease(make())
-            stores[key, default: IdentityEntry()].add(fresh)
-            metrics.liveValues.record(stores.count)
-            pruneAt.withLock { threshold in
-                // Amortized: the map never holds more than about twice the live stores.
-                guard stores.count > threshold else { return }
-                stores = stores.filter { !$0.value.isEmpty }
-                threshold = max(1024, stores.count * 2)
-            }
-            return (fresh, true)
-        }
+        let (registered, count) = identity.withLock { map in (map.register(key, make), map.count) }
+        if registered.isNew { metrics.liveValues.record(count) }
+        return registered
     }
 
     /// Re-reads the stores whose rows were announced after read number `number` started:
@@ -70,16 +60,7 @@ extension LiveRepository {
     /// (and repaired, if it can pass), not thrown: the read itself succeeded, and the stores are
     /// registered, shared with other readers already.
     @usableFromInline func refreshAnnounced(_ stores: [any AnyLiveStore], since number: UInt64) async {
-        let routes = childRoutes.withLock { $0 }
-        let stale = announced.withLock { announced in
-            stores.filter { store in
-                if announced.mayHaveChanged(store.storeKey, since: number) { return true }
-                // An aggregate also follows its child table's rows.
-                return store.storeKey.isAggregate && routes.contains { table, routes in
-                    routes.contains { $0.rootTable == store.tableName } && announced.mayHaveChanged(table: table, since: number)
-                }
-            }
-        }
+        let stale = identity.withLock { $0.announcedSince(number, among: stores) }
         for group in Dictionary(grouping: stale, by: { ObjectIdentifier(type(of: $0)) }).values {
             do {
                 try await engine(for: group[0]).refresh(StoreGroup(group))

@@ -25,7 +25,7 @@ extension LiveRepository: Service {
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) async -> Bool {
         isClosing.withLock { $0 = true }
-        let live = stores.withLock { $0.values.flatMap(\.all) }
+        let live = identity.withLock { $0.allStores() }
         logger.debug("flushing pending writes", metadata: ["live_values": "\(live.count)"])
         await withTaskGroup(of: Void.self) { group in
             group.addTask {

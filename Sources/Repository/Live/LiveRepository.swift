@@ -49,12 +49,9 @@ public final class LiveRepository: Sendable {
     @usableFromInline let context: LiveContext
     /// Numbers every read as it starts, so that reads apply in the order they started.
     @usableFromInline let sequence = ReadSequence()
-    @usableFromInline let stores = Locked<[StoreKey: IdentityEntry]>([:])
-    /// When the identity map next drops the entries of stores nobody holds any more.
-    let pruneAt = Locked(1024)
-    /// Which rows and tables were announced, and when (by read sequence): a store read while
-    /// its row's change was being announced is re-read rather than left stale.
-    let announced = Locked(Announcements())
+    /// The identity map: the live stores, the announcements, the aggregates' children (see
+    /// ``IdentityMap``). A store's lock is never taken while this one is held.
+    @usableFromInline let identity = Locked(IdentityMap())
     let listener = Locked<Task<Void, Never>?>(nil)
     let reads = Locked(ReadCount())
     /// Whether a re-read failed since the feed last (re)connected: a feed that resumes must then
@@ -68,10 +65,6 @@ public final class LiveRepository: Sendable {
     /// Per record type, the router of its live queries (``RecordQueryRouter``), kept while the
     /// repository lives; it holds its queries weakly.
     let queryRouters = Locked<[ObjectIdentifier: any AnyLiveQuery]>([:])
-    /// Which aggregate owns each child row held live, for routing the child's announcements.
-    let childOwners = Locked<[StoreKey: StoreKey]>([:])
-    /// Per child table, how to find the aggregates its rows belong to.
-    let childRoutes = Locked<[String: [ChildRoute]]>([:])
     /// When everything is read again after a failed re-read (see ``RereadRepair``).
     let repair = Locked(RereadRepair())
     /// Called on each failed re-read: schedules the repair (set once the repository exists).
@@ -91,7 +84,7 @@ public final class LiveRepository: Sendable {
     let followed = Locked(FollowWatch())
 
     /// Entries in the identity map, live or awaiting pruning (for tests).
-    var identityMapCount: Int { stores.withLock { $0.count } }
+    var identityMapCount: Int { identity.withLock { $0.count } }
 
     /// How many queries reading rows this repository has run (reads, re-reads, live query
     /// membership checks), for monitoring and benchmarks.

@@ -138,7 +138,7 @@ extension LiveRepository {
                 // gone is deleted.
                 for (store, row) in matchingReads { store.applyRead(row, sequence: number) }
                 guard !others.isEmpty, let self else { return }
-                let held = self.stores.withLock { stores in others.map { stores[$0.key]?.store(as: LiveStore<RecordTable<R>>.self) } }
+                let held = self.identity.withLock { map in others.map { map[$0.key]?.store(as: LiveStore<RecordTable<R>>.self) } }
                 for (other, store) in zip(others, held) { store?.applyRead(other.row, sequence: number) }
             })
         }

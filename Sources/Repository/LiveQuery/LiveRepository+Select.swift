@@ -71,7 +71,7 @@ extension LiveRepository {
             queries.append(WeakQuery(query: select))
         }
         // A change announced while the first run ran may not be in its result.
-        if announced.withLock({ announced in followed.contains { announced.mayHaveChanged(table: $0.name, since: number) } }) { select.rerun() }
+        if identity.withLock({ map in followed.contains { map.announcements.mayHaveChanged(table: $0.name, since: number) } }) { select.rerun() }
         return select.result()
     }
 

@@ -17,7 +17,7 @@ struct StoreEngineTests {
         let book = AddressBook(database)
         let grace = try await book.addPerson(name: "Grace", streets: ["Arlington"])
         let repository = book.repository
-        func stores() -> [any AnyLiveStore] { repository.stores.withLock { $0.values.flatMap(\.all) } }
+        func stores() -> [any AnyLiveStore] { repository.identity.withLock { $0.allStores() } }
         func registered(_ store: any AnyLiveStore) -> Bool { repository.engines.withLock { $0.isRegistered(for: store) } }
 
         let ada = try await repository.read(Contact.self, id: 1)
@@ -29,7 +29,7 @@ struct StoreEngineTests {
         let fresh = LiveRepository(database)
         defer { fresh.close() }
         let all = try await fresh.readAll(Contact.self, where: "id <= 2")
-        let member = try #require(fresh.stores.withLock { $0.values.flatMap(\.all) }.first)
+        let member = try #require(fresh.identity.withLock { $0.allStores() }.first)
         #expect(fresh.engines.withLock { $0.isRegistered(for: member) })
         #expect(all.value.count == 2)
         let router = try #require(fresh.queryRouters.withLock { $0[ObjectIdentifier(Contact.self)] } as? RecordQueryRouter<Contact>)
