@@ -69,7 +69,10 @@ struct TableKey: Sendable {
 
     /// The parameters of ``isAny(parameter:)``: one array of values per key column.
     func arrays(of ids: [some Encodable]) throws -> [SQLValue] {
-        // A key of one column whose ids are plain values (the usual case): no list per id.
+        // A key of one column whose ids are plain values (the usual case): no list per id —
+        // and integers, the most usual, written straight, with no cast or quoting per id.
+        if columns.count == 1, let integers = ids as? [Int64] { return [.text(ArrayLiteral.string(integers: integers))] }
+        if columns.count == 1, let integers = ids as? [Int] { return [.text(ArrayLiteral.string(integers: integers))] }
         if columns.count == 1 {
             var values: [SQLValue] = []
             values.reserveCapacity(ids.count)

@@ -24,6 +24,17 @@ enum ArrayLiteral {
         return literal
     }
 
+    /// The literal of a one-dimensional array of integers, `{1,-2,3}` (digits need no quotes).
+    static func string(integers: [some BinaryInteger]) -> String {
+        var literal = "{"
+        literal.reserveCapacity(2 + integers.count * 8)
+        for index in integers.indices {
+            if index > integers.startIndex { literal += "," }
+            literal += String(integers[index])
+        }
+        return literal + "}"
+    }
+
     /// The literal of `node`; `{}` for an array with no element at any depth (`[[], []]`),
     /// which is how PostgreSQL writes every empty array (it refuses `{{},{}}`).
     static func string(_ node: Node) -> String {

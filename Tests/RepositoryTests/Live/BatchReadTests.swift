@@ -10,6 +10,16 @@ struct BatchReadTests {
     typealias Account = OwnKeyTests.Account
     typealias Member = Membership
 
+    @Test("integer keys go into a batch's array as bare digits, negatives and the extremes too, and the server reads back the same keys")
+    func integerKeyLiteral() async throws {
+        let keys: [Int64] = [.min, -1, 0, 42, .max]
+        #expect(ArrayLiteral.string(integers: keys) == "{-9223372036854775808,-1,0,42,9223372036854775807}")
+        #expect(ArrayLiteral.string(integers: [Int]()) == "{}")
+        let database = try await TestServer.makeDatabase()
+        let back = try await database.query("SELECT unnest($1::int8[])", [ArrayLiteral.string(integers: keys)])
+        #expect(try back.indices.map { try back[$0].decode(Int64.self, at: 0) } == keys)
+    }
+
     @Test("after a reconnection, rows changed unannounced show it, a deleted one is deleted, and the unchanged ones tell nobody — keys of one text column and of two columns")
     func reconnectionReadsByPosition() async throws {
         let database = try await TestServer.makeDatabase()
