@@ -52,6 +52,14 @@ struct IdentityMap: Sendable {
         return key.isAggregate ? entries.aggregates[key.key] : entries.rows[key.key]
     }
 
+    /// The leases of stores of type `LiveStore<Table>` under these keys of `table` (rows', or
+    /// aggregates'), in order: the table is looked up once.
+    @usableFromInline func leases<Table>(as _: StoreLease<Table>.Type, in table: String, aggregates: Bool, keys: [String]) -> [StoreLease<Table>?] {
+        guard let entries = tables[table] else { return keys.map { _ in nil } }
+        let byKey = aggregates ? entries.aggregates : entries.rows
+        return keys.map { byKey[$0]?.lease(as: StoreLease<Table>.self) }
+    }
+
     /// The lease of the store registered under `key`, or of the one `make` creates, registered
     /// now; `make` runs under the map's lock, and must take no lock but the new store's.
     @usableFromInline mutating func register<Table>(_ key: StoreKey, _ make: () -> LiveStore<Table>) -> (lease: StoreLease<Table>, isNew: Bool) {

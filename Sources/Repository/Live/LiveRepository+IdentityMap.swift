@@ -12,7 +12,9 @@ extension LiveRepository {
     ) async throws -> [StoreLease<Table>] {
         try await waitUntilListening()
         let keys = ids.map { StoreKey(table: table.qualifiedName, key: Self.keyText($0), isAggregate: Table.holdsAggregates) }
-        var found = identity.withLock { map in keys.map { map[$0]?.lease(as: StoreLease<Table>.self) } }
+        var found = identity.withLock { map in
+            map.leases(as: StoreLease<Table>.self, in: table.qualifiedName, aggregates: Table.holdsAggregates, keys: keys.map(\.key))
+        }
         var missing: [Int] = []
         for index in found.indices {
             guard let store = found[index]?.store else {

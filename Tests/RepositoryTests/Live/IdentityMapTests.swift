@@ -23,6 +23,11 @@ struct IdentityMapTests {
         let (again, isNew) = map.register(Key(table: "public.a", key: "1")) { fixture.store("1") }
         #expect(again === row && !isNew)
         #expect(map.count == 2)
+        // Several keys of one table at once, in order.
+        let leases = map.leases(as: StoreLease<RowTable>.self, in: "public.a", aggregates: false, keys: ["2", "1", "1"])
+        #expect(leases.map { $0 === row } == [false, true, true] && leases[0] == nil)
+        #expect(map.leases(as: StoreLease<RowTable>.self, in: "public.a", aggregates: true, keys: ["1"]).first! === aggregate)
+        #expect(map.leases(as: StoreLease<RowTable>.self, in: "public.z", aggregates: false, keys: ["1", "2"]).allSatisfy { $0 == nil })
         withExtendedLifetime([row, aggregate]) {}
     }
 

@@ -56,8 +56,9 @@ extension RecordQueryRouter {
     /// The leases of the live stores `repository` holds for these rows (nil where it holds
     /// none), in order, under one lock.
     @usableFromInline func heldStores(_ ids: [R.ID], in repository: LiveRepository) -> [StoreLease<RecordTable<R>>?] {
-        repository.identity.withLock { map in
-            ids.map { map[LiveRepository.StoreKey(table: table.qualifiedName, key: LiveRepository.keyText($0))]?.lease(as: StoreLease<RecordTable<R>>.self) }
+        let keys = ids.map { LiveRepository.keyText($0) }
+        return repository.identity.withLock { map in
+            map.leases(as: StoreLease<RecordTable<R>>.self, in: table.qualifiedName, aggregates: false, keys: keys)
         }
     }
 }
