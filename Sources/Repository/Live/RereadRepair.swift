@@ -56,7 +56,7 @@ struct RereadRepair: Sendable {
         case .server:
             guard let state = error.sqlState else { return false }
             return ["08", "40", "53", "57", "58"].contains(String(state.prefix(2))) || ["42501", "55P03", "55006"].contains(state)
-        case .invalidConfiguration, .invalidParameter, .invalidStatement, .closed:
+        default:  // configuration, parameters, statements, a closed pool: the same again
             return false
         }
     }

@@ -1,26 +1,39 @@
 /// A migration run that could not go ahead, or a migration that failed.
 public struct MigrationError: Error, Sendable, CustomStringConvertible {
-    /// What went wrong, broadly.
-    public enum Kind: Sendable, Hashable {
+    /// What went wrong, broadly: one of the kinds below.
+    ///
+    /// A struct rather than an enum, so that a kind added in a later version is not a source
+    /// break: compare with `==`, or `switch` over the kinds with a `default:`.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private enum Name: String, Sendable, Hashable {
+            case invalidFile, duplicateVersion, failed, outOfOrder, drift, irreversible, lockTimeout, foreignHistory, invalidRequest
+        }
+
+        private let name: Name
+        private init(_ name: Name) { self.name = name }
+
         /// A file is misnamed or its sections are malformed.
-        case invalidFile
+        public static let invalidFile = Kind(.invalidFile)
         /// Two migrations share a version.
-        case duplicateVersion
+        public static let duplicateVersion = Kind(.duplicateVersion)
         /// A migration's SQL failed; the database is as it was before that migration.
-        case failed
+        public static let failed = Kind(.failed)
         /// Pending migrations are older than the newest applied one.
-        case outOfOrder
+        public static let outOfOrder = Kind(.outOfOrder)
         /// An applied migration's file changed, or is gone.
-        case drift
+        public static let drift = Kind(.drift)
         /// A rollback needs a down section that a migration does not have.
-        case irreversible
+        public static let irreversible = Kind(.irreversible)
         /// Another run held the migration lock for longer than the timeout.
-        case lockTimeout
+        public static let lockTimeout = Kind(.lockTimeout)
         /// The history table is another tool's (take it over with ``Migrator/adopt(_:)``), is
         /// dirty, or has a shape this tool does not know.
-        case foreignHistory
+        public static let foreignHistory = Kind(.foreignHistory)
         /// The request does not fit the database's state (e.g. baseline of a migrated database).
-        case invalidRequest
+        public static let invalidRequest = Kind(.invalidRequest)
+
+        /// The kind's name, as written above (`lockTimeout`).
+        public var description: String { name.rawValue }
     }
 
     /// What went wrong, broadly.

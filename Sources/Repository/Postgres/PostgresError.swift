@@ -3,22 +3,35 @@
 /// Server errors carry the SQLSTATE and the diagnostic fields the server sent; every error
 /// carries the statement it concerns when there is one. No message ever contains a password.
 public struct PostgresError: Error, Sendable, Hashable {
-    /// What went wrong, broadly.
-    public enum Kind: Sendable, Hashable {
+    /// What went wrong, broadly: one of the kinds below.
+    ///
+    /// A struct rather than an enum, so that a kind added in a later version is not a source
+    /// break: compare with `==`, or `switch` over the kinds with a `default:`.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private enum Name: String, Sendable, Hashable {
+            case invalidConfiguration, connectionFailed, connectionLost, server, invalidParameter, invalidStatement, closed
+        }
+
+        private let name: Name
+        private init(_ name: Name) { self.name = name }
+
         /// The connection string or URL is malformed.
-        case invalidConfiguration
+        public static let invalidConfiguration = Kind(.invalidConfiguration)
         /// The connection could not be established (server down, wrong host, authentication…).
-        case connectionFailed
+        public static let connectionFailed = Kind(.connectionFailed)
         /// The connection broke while in use (server shut down, backend terminated, network).
-        case connectionLost
+        public static let connectionLost = Kind(.connectionLost)
         /// The server rejected a statement; see ``PostgresError/sqlState``.
-        case server
+        public static let server = Kind(.server)
         /// A parameter could not be sent (for example a string containing a NUL character).
-        case invalidParameter
+        public static let invalidParameter = Kind(.invalidParameter)
         /// The statement's text could not be sent as it is (it contains a NUL character).
-        case invalidStatement
+        public static let invalidStatement = Kind(.invalidStatement)
         /// The pool or connection was closed.
-        case closed
+        public static let closed = Kind(.closed)
+
+        /// The kind's name, as written above (`connectionLost`).
+        public var description: String { name.rawValue }
     }
 
     /// What went wrong, broadly.

@@ -4,6 +4,20 @@ import Testing
 
 @Suite("Connection errors")
 struct ConnectionErrorTests {
+    @Test("error kinds are values a later kind cannot break: matched in a switch with a default, compared, and named as written (metrics label failures by that name)")
+    func kindsAreExtensible() {
+        func retries(_ kind: PostgresError.Kind) -> Bool {
+            switch kind {
+            case .connectionFailed, .connectionLost: true
+            default: false
+            }
+        }
+        #expect(retries(.connectionLost) && !retries(.server) && !retries(.closed))
+        #expect(PostgresError(.closed, "closed").kind == .closed && PostgresError.Kind.closed != .server)
+        #expect(["\(PostgresError.Kind.connectionLost)", "\(PostgresError.Kind.invalidStatement)"] == ["connectionLost", "invalidStatement"])
+        #expect("\(MigrationError.Kind.lockTimeout)" == "lockTimeout" && MigrationError.Kind.drift != .failed)
+    }
+
     @Test("an unreachable server is a connection error naming the target, not a hang")
     func unreachable() async throws {
         let configuration = try ConnectionConfiguration(url: "postgres://ada:topsecret@127.0.0.1:1/nowhere?connect_timeout=5")
