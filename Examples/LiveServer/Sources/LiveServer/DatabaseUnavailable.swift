@@ -23,7 +23,7 @@ struct DatabaseUnavailable<Context: RequestContext>: RouterMiddleware {
         switch error.kind {
         case .connectionFailed, .connectionLost, .closed: true
         case .server: error.sqlState.map { $0.hasPrefix("08") || $0.hasPrefix("57") } ?? false
-        case .invalidConfiguration, .invalidParameter, .invalidStatement: false
+        default: false  // a configuration, a parameter or a statement that is wrong
         }
     }
 }
