@@ -20,7 +20,7 @@ public import Logging
 public final class ChangeFeed: Sendable {
     /// The channel installed triggers announce on (`live.enable_change_notifications`).
     public static let defaultChannel = "live_changes"
-    /// The publication logical replication follows by default (``ChangeSource/logicalReplication(publication:)``).
+    /// The publication logical replication follows by default (``ChangeSource/logicalReplication(publication:abandonAfter:)``).
     public static let defaultPublication = "live_changes"
 
     /// Where this feed learns of changes.

@@ -3,8 +3,8 @@ import Foundation
 /// A struct stored as a row of a table, found by the table's primary key.
 ///
 /// Properties map to columns (snake_case by default). The key is the table's primary key,
-/// whatever its columns are called: ``id`` is its value — one column's (`Int64`, `String`,
-/// `UUID`…), or, for a key of several columns, a struct of them in key order:
+/// whatever its columns are called: `id` (from `Identifiable`) is its value — one column's
+/// (`Int64`, `String`, `UUID`…), or, for a key of several columns, a struct of them in key order:
 ///
 /// ```swift
 /// struct Person: Record {

@@ -1,6 +1,6 @@
 extension LiveSchema {
     /// Adds `table` to `publication` — made, empty, if there is none — for repositories that
-    /// follow changes by logical replication (``ChangeSource/logicalReplication(publication:)``).
+    /// follow changes by logical replication (``ChangeSource/logicalReplication(publication:abandonAfter:)``).
     /// Nothing is installed on the table: no triggers, no cost on its writes. `table` is spelled
     /// as SQL spells it. Idempotent; processes doing it at once are fine; a publication `FOR ALL
     /// TABLES` publishes it already. A partitioned table is

@@ -5,7 +5,7 @@ import Synchronization
 /// One connection to PostgreSQL.
 ///
 /// A statement is sent with libpq's non-blocking API from the calling task; while the server
-/// works, the task is suspended and the shared ``SocketPoller`` thread waits for the answer, so
+/// works, the task is suspended and the shared socket poller thread waits for the answer, so
 /// no thread of Swift's cooperative pool ever blocks on the network. Statements on one
 /// connection run one at a time, in the order they were called. They are parameterized
 /// (`$1`, `$2`…) and prepared once per connection, then reused.
