@@ -181,52 +181,6 @@ public actor Connection {
         _ = try? await runScript("ROLLBACK TO SAVEPOINT \(savepoint)", ticket: nil)
     }
 
-    func runPrepared(_ sql: String, values: [SQLValue], marked: Bool = false) async throws -> QueryResult {
-        try SQLText.refuseNUL(sql)
-        let connection = try liveConnection(for: sql)
-        let bound = try BoundParameters(values, statement: sql)
-        do {
-            return try await executePrepared(connection, sql, bound, marked: marked)
-        } catch let error as PostgresError where PreparedStatements.isStale(error) {
-            // The server forgot or invalidated the statement (DISCARD ALL, a schema change):
-            // it is prepared anew from now on. Outside a transaction nothing was applied, so it
-            // runs again now; inside one the transaction has failed, and the error says so
-            // (the library's own writes run theirs again: ``Database/transactionPreparingAnew(_:)``).
-            statements.forget(sql)
-            guard PQtransactionStatus(connection.pointer) == PQTRANS_IDLE else { throw error }
-            return try await executePrepared(connection, sql, bound, marked: marked)
-        }
-    }
-
-    private func executePrepared(_ connection: LibpqConnection, _ sql: String, _ bound: BoundParameters, marked: Bool) async throws -> QueryResult {
-        let name: String
-        do {
-            name = try await preparedName(connection, sql)
-        } catch var error as PostgresError where error.kind == .connectionLost {
-            // Only preparing (or deallocating) was under way: the statement did not run.
-            error.endedBeforeStatement = true
-            throw error
-        }
-        if marked, bound.count <= Self.markerParameterLimit { return try await executeMarked(connection, sql, name, bound) }
-        return try await command(connection, sql) { pg in
-            bound.withPointers { count, values, lengths, formats in
-                PQsendQueryPrepared(pg, name, count, values, lengths, formats, 1)
-            }
-        }
-    }
-
-    func preparedName(_ connection: LibpqConnection, _ sql: String) async throws -> String {
-        if let name = statements.name(for: sql) { return name }
-        if statements.isFull, PQtransactionStatus(connection.pointer) == PQTRANS_IDLE {
-            _ = try await command(connection, "DEALLOCATE ALL") { PQsendQuery($0, "DEALLOCATE ALL") }
-            statements.removeAll()
-        }
-        let name = statements.nextName()
-        _ = try await command(connection, sql) { PQsendPrepare($0, name, sql, 0, nil) }
-        statements.remember(sql, as: name)
-        return name
-    }
-
     /// The open connection.
     func liveConnection(for sql: String) throws -> LibpqConnection {
         guard let connection = handle else { throw PostgresError(.closed, "the connection is closed", statement: sql) }
@@ -236,7 +190,7 @@ public actor Connection {
     /// Sends one command with `send` (a `PQsend…` call), waits for its results without blocking
     /// a thread, and returns the last one — or throws the first error. `connection` stays
     /// referenced, so open, until the command is over.
-    private func command(_ connection: LibpqConnection, _ sql: String, send: (OpaquePointer) -> Int32) async throws -> QueryResult {
+    func command(_ connection: LibpqConnection, _ sql: String, send: (OpaquePointer) -> Int32) async throws -> QueryResult {
         let pg = connection.pointer
         guard send(pg) == 1 else {
             isReusable.store(false, ordering: .relaxed)
