@@ -58,7 +58,7 @@ extension LiveRepository {
         let values = parameters.map(\.sqlValue)
         let followed = try await tablesFollowed(by: sql, values, naming: tables)
         let number = await sequence.nextRead()
-        let initial = try decode(await database.query(sql, values))
+        let initial = try decode(await firstRun(sql, values))
         let select = LiveSelect(tables: followed, initial: initial, report: report) { [database, reads, sequence] in
             // Run again on a change: once the change is visible to it (see ``ReadSequence/holdReads()``).
             await sequence.readsMayStart()
@@ -75,6 +75,21 @@ extension LiveRepository {
         return select.result()
     }
 
+    /// The query's first run, in a read-only transaction: a statement that writes where its
+    /// plan cannot show it (`SELECT … INTO`, a function that writes, `nextval`) is refused
+    /// before it changes anything.
+    private func firstRun(_ sql: String, _ values: [SQLValue]) async throws -> QueryResult {
+        do {
+            return try await database.transaction { connection in
+                _ = try await connection.query("SET TRANSACTION READ ONLY", values: [])
+                return try await connection.query(sql, values: values)
+            }
+        } catch let error as PostgresError where error.sqlState == "25006" {  // read_only_sql_transaction
+            throw PostgresError(.invalidStatement, "a live query must only read: this one writes — \(error.message) "
+                                + "(\(TerminalText.escaped(sql, limit: 200)))")
+        }
+    }
+
     /// The tables `sql` reads, from its plan, and those `named`, as announcements name them
     /// and as messages show them;
     /// throws when one is not announced.
@@ -88,8 +103,17 @@ extension LiveRepository {
         guard !nodes.locksRows else {
             throw PostgresError(.invalidStatement, "a live query must only read: this one locks rows, FOR UPDATE or FOR SHARE (\(TerminalText.escaped(sql, limit: 200)))")
         }
-        let relations = nodes.relations.filter { !["pg_catalog", "information_schema"].contains($0.schema) }
-            .map { SQLIdentifier.quoted($0.schema) + "." + SQLIdentifier.quoted($0.name) } + named
+        // The system catalogs announce nothing: a query may join them, but not follow them alone.
+        let (catalogs, tables) = nodes.relations.reduce(into: ([String](), [String]())) { found, relation in
+            let name = SQLIdentifier.quoted(relation.schema) + "." + SQLIdentifier.quoted(relation.name)
+            if ["pg_catalog", "information_schema"].contains(relation.schema) { found.0.append(name) } else { found.1.append(name) }
+        }
+        let relations = tables + named
+        guard !relations.isEmpty else {
+            let read = catalogs.isEmpty ? "no table" : "only system catalogs (\(Set(catalogs).sorted().joined(separator: ", "))), whose changes are never announced"
+            throw PostgresError(.invalidStatement, "a live query must read a table whose changes are announced, or it never changes: this one reads \(read) "
+                                + "— name the tables a function reads in tables: (\(TerminalText.escaped(sql, limit: 200)))")
+        }
         let checked = try await FollowedTables.check(relations, source: feed.source, on: database)
         let silent = checked.filter { $0.gap != nil }
         guard silent.isEmpty else {

@@ -104,6 +104,29 @@ struct LiveSelectTests {
         #expect(try await database.query("SELECT count(*) FROM people WHERE name = 'sneaky'")[0].decode(Int.self, at: 0) == 0)
     }
 
+    @Test("writes a plan does not show are refused by the read-only first run, changing nothing; a query of system catalogs alone, or of no table, is refused; one joining a catalog is followed")
+    func hiddenWritesAndSilentTables() async throws {
+        struct Name: Decodable, Equatable, Sendable { var name: String }
+        struct Count: Decodable, Equatable, Sendable { var c: Int }
+        try await database.query("CREATE SEQUENCE tally")
+        try await database.query("INSERT INTO people (name) VALUES ('Ada')")  // nextval runs per row
+        for sql in ["SELECT name INTO copied FROM people", "SELECT nextval('tally')::text AS name FROM people"] {
+            let refused = await #expect(throws: PostgresError.self) { try await repository.readAll(Name.self, sql: sql) }
+            #expect(refused?.message.hasPrefix("a live query must only read: this one writes — cannot execute") == true, "\(String(describing: refused))")
+        }
+        #expect(try await database.query("SELECT to_regclass('copied') IS NULL")[0].decode(Bool.self, at: 0))
+        for (sql, read) in [("SELECT count(*)::int AS c FROM pg_class", "only system catalogs (\"pg_catalog\".\"pg_class\")"),
+                            ("SELECT 1 AS c", "no table")] {
+            let refused = await #expect(throws: PostgresError.self) { try await repository.readAll(Count.self, sql: sql) }
+            #expect(refused?.message.hasPrefix("a live query must read a table whose changes are announced, or it never changes: this one reads \(read)") == true,
+                    "\(String(describing: refused))")
+        }
+        let joined = try await repository.readAll(Name.self, sql: "SELECT p.name FROM people p JOIN pg_namespace n ON n.nspname = 'public' ORDER BY p.name")
+        try await database.query("INSERT INTO people (name) VALUES ('Joined')")
+        #expect(try await eventually { joined.value == [Name(name: "Ada"), Name(name: "Joined")] })
+        #expect(try await !database.query("SELECT is_called FROM tally")[0].decode(Bool.self, at: 0))  // never drawn
+    }
+
     @Test("a run that fails is reported naming each table the query reads, as messages name tables; the next change runs it again")
     func failedRunNamesItsTables() async throws {
         let errors = ErrorLog(repository)
