@@ -75,10 +75,22 @@ struct ArrayCellContainer: UnkeyedDecodingContainer {
         let cell = try next(T.self)
         // An element that is itself an array is a row of a multi-dimensional array: read as
         // text, it would flatten the array, and be written back so.
-        if cell.type.isArray, T.self is any StringProtocol.Type || T.self == Character.self {
-            throw cell.error(T.self, .invalidData("a row of a multi-dimensional array; read the column as nested arrays ([[\(T.self)]])"))
+        if cell.type.isArray, Self.readsAsText(T.self) {
+            throw cell.error(T.self, .invalidData("a row of a multi-dimensional array; read the column as nested arrays ([[\(Self.shownName(T.self))]])"))
         }
         return try cell.decode(T.self)
+    }
+
+    /// Whether `type` reads any cell as its text: a string or a character, optional or not.
+    private static func readsAsText(_ type: Any.Type) -> Bool {
+        if let optional = type as? any OptionalType.Type { return readsAsText(optional.wrapped) }
+        return type is any StringProtocol.Type || type == Character.self
+    }
+
+    /// `type` as Swift code spells it: `String?`, not `Optional<String>`.
+    private static func shownName(_ type: Any.Type) -> String {
+        if let optional = type as? any OptionalType.Type { return shownName(optional.wrapped) + "?" }
+        return "\(type)"
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy _: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
@@ -90,4 +102,13 @@ struct ArrayCellContainer: UnkeyedDecodingContainer {
     }
 
     mutating func superDecoder() throws -> any Decoder { CellDecoder(cell: try next(Any.self)) }
+}
+
+/// An `Optional` type, seen through its metatype.
+private protocol OptionalType {
+    static var wrapped: Any.Type { get }
+}
+
+extension Optional: OptionalType {
+    fileprivate static var wrapped: Any.Type { Wrapped.self }
 }

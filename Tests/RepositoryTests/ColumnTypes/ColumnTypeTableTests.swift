@@ -116,6 +116,13 @@ struct ColumnTypeTableTests {
         #expect("\(error.map { $0 as any Error } ?? CancellationError())".contains("a row of a multi-dimensional array; read the column as nested arrays ([[String]])"), "\(String(describing: error))")
         #expect(try result[0].decode([[String]].self, at: 0) == [["a", "b"], ["c", "d"]])
         #expect(try result[0].decode(String.self, at: 0) == "{{a,b},{c,d}}")
+        // Optional elements, in an optional array, too (a stranger's record read the grid so, and
+        // wrote it back flattened).
+        for refused in [#expect(throws: ColumnDecodingError.self) { try result[0].decode([String?].self, at: 0) },
+                        #expect(throws: ColumnDecodingError.self) { try result[0].decode([String?]?.self, at: 0) }] {
+            #expect("\(refused.map { $0 as any Error } ?? CancellationError())".contains("read the column as nested arrays ([[String?]])"), "\(String(describing: refused))")
+        }
+        #expect(try result[0].decode([[String?]].self, at: 0) == [["a", "b"], ["c", "d"]])
     }
 
     @Test("an array column read into the wrong Swift type names the type asked for, not Array<Any>")
