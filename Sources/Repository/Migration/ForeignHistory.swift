@@ -34,8 +34,11 @@ struct ForeignHistory {
                                      + "repair the database by hand, clear the flag (golang-migrate's `force`), then adopt")
             }
             let version = try version(row.decode(String.self, at: 0))
-            if try row.decode(Bool.self, at: 1) {
-                throw MigrationError(.foreignHistory, "golang-migrate's \(table) is dirty at version \(version): that migration failed part way; repair the database by hand, clear the flag (golang-migrate's `force \(version)`), then adopt")
+            // golang-migrate keeps one row; a dirty one below it (left by hand) is refused too.
+            if let dirty = try rows.first(where: { try $0.decode(Bool.self, at: 1) }) {
+                let at = try dirty.decode(String.self, at: 0)
+                throw MigrationError(.foreignHistory, "golang-migrate's \(table) is dirty at version \(TerminalText.escaped(at, limit: 40)): that migration failed part way; "
+                                     + "repair the database by hand, clear the flag (golang-migrate's `force \(version)`), then adopt")
             }
             through = version
         case .sqlx:

@@ -92,6 +92,12 @@ struct AdoptTests {
         try await database.query("UPDATE schema_migrations SET version = -1, dirty = true")
         let none = await #expect(throws: MigrationError.self) { try await Migrator(directory: project.migrations).adopt(database) }
         #expect(none?.message.contains("golang-migrate's schema_migrations is dirty with no version (-1)") == true, "\(none?.message ?? "")")
+        // A dirty row below the newest (golang-migrate keeps one row; this one was left by hand).
+        try await database.query("UPDATE schema_migrations SET version = 3, dirty = false")
+        try await database.query("INSERT INTO schema_migrations VALUES (2, true)")
+        let below = await #expect(throws: MigrationError.self) { try await Migrator(directory: project.migrations).adopt(database) }
+        #expect(below?.message.contains("golang-migrate's schema_migrations is dirty at version 2") == true, "\(below?.message ?? "")")
+        #expect(try await !database.tableExists("schema_migrations_adopted"))
     }
 
     @Test("sqlx's and Flyway's failed rows are refused, naming the version")
