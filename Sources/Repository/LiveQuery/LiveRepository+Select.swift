@@ -20,12 +20,15 @@ extension LiveRepository {
     /// seen through, partitions count as their partitioned table); name others in `tables` —
     /// one read only inside a function is not in the plan. Every table followed must be enabled
     /// (``LiveSchema/enable(_:on:)``). The result lives as long as it, or an observation of it,
-    /// is held. The query runs on every change, so it should not have side effects.
+    /// is held. Its first run is in a read-only transaction, so a write the plan does not show
+    /// (`SELECT … INTO`, `nextval`) is refused; it runs again on every change, so it should not
+    /// have the side effects such a transaction allows either (an advisory lock).
     ///
     /// Columns map to properties by `columns`: with ``ColumnNaming/exact``, explicit
     /// `CodingKeys` (`case userID = "userID"`) name the columns as they are.
     /// - Throws: ``PostgresError`` for a statement that is not one read-only query, that reads a
-    ///   table whose changes are not announced, or that the server refuses.
+    ///   table whose changes are not announced, that reads no announced table at all (only
+    ///   system catalogs, or none), or that the server refuses.
     public func readAll<Row: Decodable & Equatable & Sendable>(
         _ type: Row.Type = Row.self, sql: String, parameters: [any SQLValueConvertible] = [], tables: [String] = [],
         columns naming: ColumnNaming = .snakeCase
