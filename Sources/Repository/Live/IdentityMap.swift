@@ -114,7 +114,8 @@ struct IdentityMap: Sendable {
     func aggregates(rootedIn roots: Set<String>) -> [any AnyLiveStore] {
         var found: [any AnyLiveStore] = []
         for root in roots {
-            for entry in tables[root]?.aggregates.values ?? [String: IdentityEntry]().values { entry.forEachStore { found.append($0) } }
+            guard let entries = tables[root] else { continue }
+            for entry in entries.aggregates.values { entry.forEachStore { found.append($0) } }
         }
         return found
     }
