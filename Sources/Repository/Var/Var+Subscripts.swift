@@ -26,13 +26,29 @@ extension Var where Value: MutableCollection & SendableMetatype, Value.Index: Se
     /// skip updates after which the position does not exist; when it exists again, they are
     /// told of the element there now, from the one they last saw there (removing the last
     /// element and appending another is a change of that position).
+    ///
+    /// In an `IdentifiedArray`, an edit through it that gives the element another id is set as
+    /// `array[index] = element` sets it: when another element has that id, the two trade places
+    /// and the edited one replaces it; otherwise the edited one replaces the element at the
+    /// position. (Edited in place, `IdentifiedArray` would trap; a live query refuses any change
+    /// of its members' ids, and reports it.)
     @inlinable public subscript(index: Value.Index) -> Var<Value.Element> {
+        guard Value.self is any KeyedByElementID.Type else { return position(index) { collection, body in body(&collection[index]) } }
+        return position(index) { collection, body in
+            var element = collection[index]
+            body(&element)
+            collection[index] = element
+        }
+    }
+
+    /// A reference to the element at `index`, written by `write`.
+    @inlinable func position(_ index: Value.Index, write: @escaping (inout Value, (inout Value.Element) -> Void) -> Void) -> Var<Value.Element> {
         let changed = changeTest(for: Value.Element.self)
         let find: (Value) -> Value.Element? = { $0.startIndex <= index && index < $0.endIndex ? $0[index] : nil }
         return projected((index as? any Hashable).map { AnyHashable($0) },
             read: { $0[index] },
             find: find,
-            write: { collection, body in body(&collection[index]) },
+            write: write,
             delivery: { current in
                 // What this observer last saw at the position: from where it subscribed, then
                 // from each update that had it. A leaf lock: nothing is taken while it is held.
@@ -49,6 +65,13 @@ extension Var where Value: MutableCollection & SendableMetatype, Value.Index: Se
             })
     }
 }
+
+/// A collection whose elements' positions are kept by their ids (`IdentifiedArray`): an edit
+/// in place that changes an element's id traps there, so a position's reference sets the edited
+/// element as a whole instead.
+@usableFromInline protocol KeyedByElementID {}
+
+extension IdentifiedArray: KeyedByElementID {}
 
 extension Var {
     /// A reference to the element with `id`, wherever it moves: nil once it is removed.

@@ -1,6 +1,6 @@
 import Foundation
 import IdentifiedCollections
-import Repository
+@testable import Repository
 import Testing
 
 @Suite("Var references (Eidhof's struct references)")
@@ -71,6 +71,22 @@ struct VarReferenceTests {
         #expect(book.value.ids == [9, 3] && book.value[id: 3]?.name == "Edsger W.")
         book[id: 7].value = Person(id: 8, name: "New", address: Address(street: "", city: ""))
         #expect(book.value.ids == [9, 3, 8])
+    }
+
+    @Test("an edit of an element's id through a position of an IdentifiedArray is set as IdentifiedArray sets it, and does not trap")
+    func positionEditOfAnID() {
+        let book = Var(makeBook())
+        let observed = Locked<[[Int]]>([])
+        let subscription = book.observe { update in observed.withLock { $0.append(Array(update.new.ids)) } }
+        defer { subscription.cancel() }
+        book[0][\.id].value = 9  // a new id: replaces the element at the position
+        #expect(book.value.ids == [9, 2, 3] && book.value[id: 9]?.name == "Ada")
+        book[0][\.id].value = 3  // the id of another element: the two trade places, the edited one replaces it
+        #expect(book.value.ids == [3, 2, 9])
+        #expect(book.value[id: 3]?.name == "Ada" && book.value[id: 9]?.name == "Ada")
+        book[1][\.name].value = "Grace H."  // an edit that keeps the id, in place
+        #expect(book.value[1].name == "Grace H." && book.value.count == 3)
+        #expect(observed.withLock { $0.count } == 3)
     }
 
     @Test("writing through the id reference of a removed element changes nothing")
