@@ -62,6 +62,37 @@ struct UnicodeKeyTests {
     }
 }
 
+/// A record whose `id` is not its row's key — computed from another column — makes two rows one
+/// live value. Found by a stranger's run: the query held one of two rows, silently, and then
+/// stopped following either.
+@Suite("An id that is not the row's key")
+struct NotTheKeyTests {
+    struct Invoice: Record, Equatable {
+        static let tableName = "invoices"
+        var rowId: Int64
+        var total: Int32
+        var note: String?
+        var id: String { note ?? "" }
+        enum CodingKeys: String, CodingKey { case rowId = "id", total, note }
+    }
+
+    @Test("two different rows with the same id in Swift: a live query holding both fails in one line naming it")
+    func twoRowsOneID() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.query("CREATE TABLE invoices (id bigint PRIMARY KEY, total int NOT NULL, note text)")
+        try await database.query("INSERT INTO invoices VALUES (1, 10, 'same'), (2, 20, 'same'), (3, 30, 'own')")
+        try await LiveSchema.enable("invoices", on: database)
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let all = await Result { try await repository.readAll(Invoice.self, where: "id < $1", parameters: [3]) }
+        let message = all.failure.map { "\($0)" } ?? ""
+        #expect(message.contains("two different rows have the same id \"same\"") && message.contains("primary key") && !message.contains("\n"), "\(all)")
+        // A query that reads only one of them is unaffected.
+        let own = try await repository.readAll(Invoice.self, where: "id >= $1", parameters: [2])
+        #expect(own.value.map(\.rowId).sorted() == [2, 3])
+    }
+}
+
 /// A live query's order of text is by UTF-8 bytes, as `ORDER BY … COLLATE "C"` orders it —
 /// also for text not in Unicode's composed form, which Swift's `<` would place as if composed.
 @Suite("Live query order of text")
