@@ -21,7 +21,8 @@ extension Cases {
         log("burst, replication…")
         results.append(rename(try await replicated.burst(), "burst 10000 rows, replication"))
         log("bulk update under a live query, replication…")
-        results.append(rename(try await replicated.bulkUnderLiveQuery(), "5000-row UPDATE under a 10000-row query, replication"))
+        let bulk = try await replicated.bulkUnderLiveQuery()
+        results.append(rename(bulk, bulk.name.replacingOccurrences(of: "under ", with: "under a ") + ", replication"))
         log("write path, published…")
         results.append(try await triggerOverhead(name: "UPDATE 10000 rows, published", target: 1.05,
                                                  note: "the same UPDATE on a copy of the table with nothing installed; published, no triggers"))

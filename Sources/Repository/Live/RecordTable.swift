@@ -31,7 +31,7 @@ struct RecordTable<R: Record>: Sendable {
     /// may stand for reads: a streamed row of other columns (PostgreSQL 15 leaves generated
     /// columns out; the table may have been altered since) is read instead. nil under row-level
     /// security, which the stream does not apply: every row is read.
-    let streamColumns: [String]?
+    @usableFromInline let streamColumns: [String]?
     /// Columns of `json`, `jsonb` and arrays of them, with their type (see ``parameter(_:for:emptyArray:)``).
     let jsonColumns: [String: String]
 

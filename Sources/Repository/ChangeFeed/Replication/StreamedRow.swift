@@ -11,7 +11,7 @@ import Synchronization
 /// rows are read, as announced rows are.
 @usableFromInline struct StreamedRow: Sendable {
     /// The table's columns, in its order, their types described as reads describe them.
-    let columns: [QueryResult.Column]
+    @usableFromInline let columns: [QueryResult.Column]
     /// Each column's bytes (in the message that carried them); nil for NULL.
     let cells: [ArraySlice<UInt8>?]
     /// The row's version: the id of the transaction that wrote it.
@@ -46,8 +46,23 @@ import Synchronization
     /// The row as a read of it returns it: its columns, then its version (see ``RowVersion``).
     var result: QueryResult { Self.result([self]) }
 
+    /// The rows' positions by their columns, in the order each layout first appears: rows of
+    /// one relation share its list of columns, so telling two apart is usually an identity check.
+    @usableFromInline static func layoutRuns(_ rows: [StreamedRow]) -> [(columns: [QueryResult.Column], rows: [Int])] {
+        var runs: [(columns: [QueryResult.Column], rows: [Int])] = []
+        for index in rows.indices {
+            let columns = rows[index].columns
+            if let run = runs.firstIndex(where: { $0.columns == columns }) {
+                runs[run].rows.append(index)
+            } else {
+                runs.append((columns, [index]))
+            }
+        }
+        return runs
+    }
+
     /// Rows of the same columns as one read returns them, each with its version.
-    static func result(_ rows: some Collection<StreamedRow>) -> QueryResult {
+    @usableFromInline static func result(_ rows: some Collection<StreamedRow>) -> QueryResult {
         guard let first = rows.first else { return QueryResult(columns: [], storage: [], cells: [], commandTag: "", affectedRows: 0) }
         var storage: [UInt8] = []
         storage.reserveCapacity(rows.reduce(0) { total, row in row.cells.reduce(total + 4) { $0 + ($1?.count ?? 0) } })

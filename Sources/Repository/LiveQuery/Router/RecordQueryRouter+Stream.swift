@@ -18,6 +18,10 @@ extension RecordQueryRouter {
         @usableFromInline var values: ResultRowValues?
         @usableFromInline let lease: StoreLease<RecordTable<R>>?
         @usableFromInline let change: Change
+
+        @usableFromInline init(id: R.ID, committed: Committed<RecordContent<R>>, values: ResultRowValues?, lease: StoreLease<RecordTable<R>>?, change: Change) {
+            (self.id, self.committed, self.values, self.lease, self.change) = (id, committed, values, lease, change)
+        }
     }
 
     /// Of the rows in these changes (each key's latest, which carried its row), those placed as
@@ -27,34 +31,47 @@ extension RecordQueryRouter {
     /// hold the stream's previous version of the row: see
     /// ``SyncState/streamed(_:version:at:row:sequence:)``); or it enters a query with no live
     /// value yet, which needs one. So a list and its members' values come from the same rows.
-    @usableFromInline func usableStreamedRows(_ changes: [R.ID: Change]) -> [UsableStreamedRow] {
+    @inlinable func usableStreamedRows(_ changes: [R.ID: Change]) -> [UsableStreamedRow] {
         guard let repository, let expected = table.streamColumns, serverCheckedCount == 0 else { return [] }
-        let rows = changes.compactMap { id, change in change.row.map { (id: id, row: $0, change: change) } }
-        let held = heldStores(rows.map(\.id), in: repository)
+        // Plain lists walked by index, and this function compiled for `R` (it is `@inlinable`):
+        // in generic code, tuples of a row, its change and its store, zipped and grouped, were
+        // copied through their witnesses on every step — most of a large batch's cost.
+        var ids: [R.ID] = [], rows: [StreamedRow] = [], rowChanges: [Change] = []
+        ids.reserveCapacity(changes.count)
+        rows.reserveCapacity(changes.count)
+        rowChanges.reserveCapacity(changes.count)
+        for (id, change) in changes {
+            guard let row = change.row else { continue }
+            ids.append(id)
+            rows.append(row)
+            rowChanges.append(change)
+        }
+        let held = heldStores(ids, in: repository)
         var usable: [UsableStreamedRow] = []
         usable.reserveCapacity(rows.count)
         // A batch of rows of the same columns at a time (the table may be altered between two).
-        for (layout, run) in Dictionary(grouping: zip(rows, held), by: { $0.0.row.columns }) where layout.map(\.name) == expected {
-            let taking = run.filter { entry, lease in lease.map { $0.store.takesStreamed(at: entry.row.position) } ?? true }
+        for run in StreamedRow.layoutRuns(rows) where run.columns.map(\.name) == expected {
+            let taking = run.rows.filter { index in held[index].map { $0.store.takesStreamed(at: rows[index].position) } ?? true }
             guard !taking.isEmpty else { continue }
-            let result = StreamedRow.result(taking.map(\.0.row))
-            guard let decoded = try? RecordTable<R>.decode(result) else { continue }
+            let result = StreamedRow.result(taking.map { rows[$0] })
+            guard let decoded = try? RecordTable<R>.decode(result), decoded.count == taking.count else { continue }
             let positions = Dictionary(result.columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-            for (((entry, lease), (record, version)), row) in zip(zip(taking, decoded), result) where record.id == entry.id {
-                let values = ResultRowValues(result, row: row.index, positions: positions, columns: columns)
+            for position in taking.indices {
+                let (index, (record, version)) = (taking[position], decoded[position])
+                guard record.id == ids[index] else { continue }
+                let values = ResultRowValues(result, row: position, positions: positions, columns: columns)
+                let lease = held[index]
                 if lease == nil {
                     var probe: ResultRowValues? = values
-                    if verdicts(for: entry.id, row: &probe, server: [:]).contains(where: { $0.member != false }) { continue }
+                    if verdicts(for: ids[index], row: &probe, server: [:]).contains(where: { $0.member != false }) { continue }
                 }
-                usable.append(UsableStreamedRow(id: entry.id, committed: Committed(value: record, version: version), values: values,
-                                                lease: lease, change: entry.change))
+                usable.append(UsableStreamedRow(id: ids[index], committed: Committed(value: record, version: version), values: values,
+                                                lease: lease, change: rowChanges[index]))
             }
         }
         return usable
     }
 
-    /// The leases of the live stores `repository` holds for these rows (nil where it holds
-    /// none), in order, under one lock.
     @usableFromInline func heldStores(_ ids: [R.ID], in repository: LiveRepository) -> [StoreLease<RecordTable<R>>?] {
         let keys = ids.map { LiveRepository.keyText($0) }
         return repository.identity.withLock { map in
