@@ -193,9 +193,13 @@ public final class LiveRepository: Sendable {
         useEngine(.specialized(for: R.self))
         // Inlined, as the engine is: the read, its decoding and the new store run compiled for `R`.
         let table = try await table(for: R.self)
-        guard let lease = try await sharedStores(table, ids: [id]).first else {
-            throw LiveRecordError.notFound(table: table.shownName, key: Self.keyText(id))
+        let lease: StoreLease<RecordTable<R>>?
+        do {
+            lease = try await sharedStores(table, ids: [id]).first
+        } catch let error as PostgresError {
+            throw table.idNotOfKey(error, id: id) ?? error
         }
+        guard let lease else { throw LiveRecordError.notFound(table: table.shownName, key: Self.keyText(id)) }
         return lease.handle()
     }
 

@@ -93,6 +93,16 @@ struct RecordTable<R: Record>: Sendable {
         return rows
     }
 
+    /// A read by `id` the server refused because `id` is not a value of the key's type (SQLSTATE
+    /// 22P02, `"same"` for a `bigint` key): the record's `id` is not its row's key, said so in one
+    /// line; nil for any other failure.
+    @usableFromInline func idNotOfKey(_ error: PostgresError, id: some Encodable) -> PostgresError? {
+        guard error.sqlState == "22P02" else { return nil }
+        let columns = key.columns.map { TerminalText.name($0) }.joined(separator: ", ")
+        return PostgresError(.invalidParameter, "\(shownName): the id \(LiveRepository.keyText(id).debugDescription) is not a value of the key (\(columns)): "
+                             + "a Record's id must be its row's primary key, not another column — \(error.message)")
+    }
+
     /// One statement per 1,000 keys; a single key uses `k = $1`, which plans better than ANY.
     @usableFromInline func selects(_ ids: [R.ID]) throws -> [(String, [SQLValue])] {
         try stride(from: 0, to: ids.count, by: 1000).map { start in

@@ -76,7 +76,7 @@ struct NotTheKeyTests {
         enum CodingKeys: String, CodingKey { case rowId = "id", total, note }
     }
 
-    @Test("two different rows with the same id in Swift: a live query holding both fails in one line naming it")
+    @Test("two different rows with the same id in Swift: a live query holding both fails in one line naming it; a read by an id the key cannot hold says so")
     func twoRowsOneID() async throws {
         let database = try await TestServer.makeDatabase()
         try await database.query("CREATE TABLE invoices (id bigint PRIMARY KEY, total int NOT NULL, note text)")
@@ -90,6 +90,10 @@ struct NotTheKeyTests {
         // A query that reads only one of them is unaffected.
         let own = try await repository.readAll(Invoice.self, where: "id >= $1", parameters: [2])
         #expect(own.value.map(\.rowId).sorted() == [2, 3])
+        // Read by such an id, the key column cannot take it: said in one line.
+        let one = await Result { try await repository.read(Invoice.self, id: "nobody") }
+        let refusal = one.failure.map { "\($0)" } ?? ""
+        #expect(refusal.contains("invoices: the id \"nobody\" is not a value of the key (id)") && refusal.contains("primary key") && !refusal.contains("\n"), "\(one)")
     }
 }
 
