@@ -44,6 +44,9 @@ struct ListeningGate {
         }
     }
 
+    /// How many reads wait.
+    var waiterCount: Int { waiters.count }
+
     /// The waiting read `id` was cancelled: its continuation, to resume with the cancellation.
     mutating func leave(_ id: Int) -> CheckedContinuation<Void, any Error>? {
         waiters.removeValue(forKey: id)

@@ -12,39 +12,35 @@ extension LiveRepository {
         if feed.isStopped {
             throw PostgresError(.closed, "this live repository is closed: a live value read now would never follow changes")
         }
-        if listening.withLock({ $0.gate.isOpen }) { return }
-        let id = listening.withLock { state in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
+        let id: Int? = feedState.withLock { $0.gate.isOpen ? nil : $0.nextWaiter() }
+        guard let id else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (mayStart, deadline) = listening.withLock { $0.gate.enter(id, continuation, timeout: timeout) }
+                let (mayStart, deadline) = feedState.withLock { $0.enter(id, continuation, timeout: timeout) }
                 if mayStart { return continuation.resume() }
-                if Task.isCancelled, let waiter = listening.withLock({ $0.gate.leave(id) }) {
+                if Task.isCancelled, let waiter = feedState.withLock({ $0.leave(id) }) {
                     return waiter.resume(throwing: CancellationError())
                 }
                 guard let deadline else { return }
-                Task { [listening] in
+                Task { [feedState] in
                     try? await Task.sleep(until: deadline)
-                    for waiter in listening.withLock({ $0.gate.giveUpWaiting() }) { waiter.resume() }
+                    for waiter in feedState.withLock({ $0.giveUpWaiting() }) { waiter.resume() }
                 }
             }
         } onCancel: {
-            listening.withLock { $0.gate.leave(id) }?.resume(throwing: CancellationError())
+            feedState.withLock { $0.leave(id) }?.resume(throwing: CancellationError())
         }
     }
 
-    /// The feed listens: reads may start; if some went ahead without it, re-read everything.
-    func feedListens() {
-        let (waiters, mustResync) = listening.withLock { $0.gate.feedListens() }
-        for waiter in waiters { waiter.resume() }
-        if mustResync { resyncEverything() }
+    /// Does what a change of the feed's connection asks (see ``FeedState/Step``).
+    func take(_ step: FeedState.Step) {
+        for waiter in step.release { waiter.resume() }
+        if step.resyncEverything { resyncEverything() }
     }
 
     /// The feed could not connect: reads go ahead rather than wait for it.
     func feedFailed() {
-        for waiter in listening.withLock({ $0.gate.giveUpWaiting() }) { waiter.resume() }
+        for waiter in feedState.withLock({ $0.giveUpWaiting() }) { waiter.resume() }
     }
 
     /// After an outage, or reads made without the feed: every live row is re-read and every
@@ -56,21 +52,18 @@ extension LiveRepository {
 
     /// A re-read failed: once the repair's delay is over (see ``RereadRepair``), everything
     /// live is read again — unless a repair is scheduled already, or the feed has stopped.
-    func scheduleRepair() {
-        guard !feed.isStopped, let (delay, attempt, reachesLimit) = repair.withLock({ repair in
-            repair.readFailed().map { ($0, repair.attempts, $0 == repair.limit && repair.delay(ofAttempt: repair.attempts - 1) < repair.limit) }
-        }) else { return }
+    func scheduleRepair(_ repair: FeedState.Repair) {
+        guard !feed.isStopped else { return }
         // A line when a series starts, and a warning when it reaches its longest delay.
-        let level: Logger.Level = attempt == 1 ? .info : reachesLimit ? .warning : .debug
-        logger.log(level: level, "a re-read failed; everything live is read again", metadata: ["after": "\(delay)", "repairs": "\(attempt)"])
+        let level: Logger.Level = repair.attempt == 1 ? .info : repair.reachesLimit ? .warning : .debug
+        logger.log(level: level, "a re-read failed; everything live is read again", metadata: ["after": "\(repair.delay)", "repairs": "\(repair.attempt)"])
         // One task per scheduled repair at most (``RereadRepair`` joins failures meanwhile). It
-        // holds no lock while it waits, and takes `repair` and `readFailed` only briefly, one at
-        // a time, with no other lock held; weak, so it never keeps the repository alive.
+        // holds no lock while it waits, and takes `feedState` only briefly, with no other lock
+        // held; weak, so it never keeps the repository alive.
         Task { [weak self] in
-            try? await Task.sleep(for: delay)
+            try? await Task.sleep(for: repair.delay)
             guard let self, !feed.isStopped else { return }
-            repair.withLock { $0.repairStarts() }
-            readFailed.withLock { $0 = false }  // a failure of the repair's reads sets it again
+            feedState.withLock { $0.repairStarts() }  // a failure of the repair's reads counts again
             resyncEverything()
         }
     }
@@ -80,25 +73,18 @@ extension LiveRepository {
         case .changes, .ignored:
             break  // a feed with a reader (this repository) hands its changes to the reader instead
         case .reconnected:
-            readFailed.withLock { $0 = false }
-            feedListens()
-            resyncEverything()
+            take(feedState.withLock { $0.feedReconnected() })
             report(.changeFeedReconnected)
         case .resumed:
             // What was committed meanwhile is on its way — but re-reads of changes confirmed
             // before the outage may have failed in it: then everything is read again.
-            let mustResync = readFailed.withLock { failed in
-                defer { failed = false }
-                return failed
-            }
-            feedListens()
-            if mustResync { resyncEverything() }
+            take(feedState.withLock { $0.feedListens(resumed: true) })
             report(.changeFeedReconnected)
         case .disconnected(let error):
             feedFailed()
             report(.changeFeedDisconnected(error))
         case .connected:
-            feedListens()
+            take(feedState.withLock { $0.feedListens() })
         }
     }
 
@@ -136,19 +122,9 @@ extension LiveRepository {
     /// Queues stale stores for one refresh worker, so announcements that arrive while it
     /// reads are re-read together in the next batch rather than one query per announcement.
     @usableFromInline func scheduleRefresh(_ stale: [any AnyLiveStore]) {
-        guard !stale.isEmpty else { return }
-        let startWorker = pendingRefresh.withLock { pending in
-            for store in stale { pending.stores[ObjectIdentifier(store)] = store }
-            defer { pending.isRunning = true }
-            return !pending.isRunning
-        }
-        guard startWorker else { return }
+        guard feedState.withLock({ $0.markStale(stale) }) else { return }
         Task {
-            while let batch = pendingRefresh.withLock({ pending -> [any AnyLiveStore]? in
-                guard !pending.stores.isEmpty else { pending.isRunning = false; return nil }
-                defer { pending.stores.removeAll() }
-                return Array(pending.stores.values)
-            }) {
+            while let batch = feedState.withLock({ $0.nextStaleBatch() }) {
                 await refresh(batch)
             }
         }

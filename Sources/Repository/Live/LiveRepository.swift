@@ -54,21 +54,16 @@ public final class LiveRepository: Sendable {
     @usableFromInline let identity = Locked(IdentityMap())
     let listener = Locked<Task<Void, Never>?>(nil)
     let reads = Locked(ReadCount())
-    /// Whether a re-read failed since the feed last (re)connected: a feed that resumes must then
-    /// re-read everything after all, since the changes it confirmed were not all applied.
-    let readFailed = Locked(false)
-    let pendingRefresh = Locked<(stores: [ObjectIdentifier: any AnyLiveStore], isRunning: Bool)>(([:], false))
-    /// Whether reads may start (see ``ListeningGate``).
-    let listening = Locked<(gate: ListeningGate, nextWaiter: Int)>((ListeningGate(), 0))
+    /// What the repository knows of its change feed: whether reads may start, failed re-reads
+    /// and their repair, the stores waiting to be read again (see ``FeedState``). A leaf lock.
+    let feedState = Locked(FeedState())
     /// The live queries, for routing change announcements to them.
     let queries = Locked<[WeakQuery]>([])
     /// Per record type, the router of its live queries (``RecordQueryRouter``), kept while the
     /// repository lives; it holds its queries weakly.
     let queryRouters = Locked<[ObjectIdentifier: any AnyLiveQuery]>([:])
-    /// When everything is read again after a failed re-read (see ``RereadRepair``).
-    let repair = Locked(RereadRepair())
-    /// Called on each failed re-read: schedules the repair (set once the repository exists).
-    let rereadFailed = Locked<@Sendable () -> Void>({})
+    /// Called with the repair a failed re-read scheduled (set once the repository exists).
+    let rereadFailed = Locked<@Sendable (FeedState.Repair) -> Void>({ _ in })
     /// Backs ``shutdownTimeout``.
     let shutdownTimeoutSetting = Locked<Duration>(.seconds(10))
     /// Set once ``close()`` or ``shutdown(timeout:)`` begins: reads the close stops then are
@@ -137,15 +132,15 @@ public final class LiveRepository: Sendable {
         self.logger = logger
         let metrics = LiveMetrics(factory: metricsFactory ?? database.metrics.factory)
         self.metrics = metrics
-        let (broadcast, readFailed, rereadFailed, isClosing) = (broadcast, readFailed, rereadFailed, isClosing)
+        let (broadcast, feedState, rereadFailed, isClosing) = (broadcast, feedState, rereadFailed, isClosing)
         let report: @Sendable (LiveRecordError) -> Void = { error in
             let closing = isClosing.withLock { $0 }
             if case .refreshFailed(_, let failure) = error {
                 // A re-read stopped because the repository (or its pool) is closing is routine:
                 // logged, not reported.
                 if closing, (failure as? PostgresError)?.kind == .closed { return Self.log(error, to: logger, metrics: metrics, closing: true) }
-                readFailed.withLock { $0 = true }
-                if RereadRepair.mayPass(after: failure) { rereadFailed.withLock { $0 }() }
+                let repairable = RereadRepair.mayPass(after: failure)
+                if let repair = feedState.withLock({ $0.rereadFailed(repairable: repairable) }) { rereadFailed.withLock { $0 }(repair) }
             }
             broadcast.publish(error)
             Self.log(error, to: logger, metrics: metrics, closing: closing)
@@ -156,7 +151,7 @@ public final class LiveRepository: Sendable {
         let events = feed.events
         defer {
             feed.reader.set(self)  // announced rows are re-read on the feed's thread
-            rereadFailed.withLock { $0 = { [weak self] in self?.scheduleRepair() } }
+            rereadFailed.withLock { $0 = { [weak self] repair in self?.scheduleRepair(repair) } }
         }
         listener.withLock {
             $0 = Task { [weak self] in

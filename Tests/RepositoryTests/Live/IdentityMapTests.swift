@@ -117,7 +117,7 @@ struct IdentityMapTests {
     }
 
     /// Makes stores of ``RowTable`` over a pool that never connects.
-    private struct Fixture {
+    struct Fixture {
         let context: LiveContext
 
         init() throws {
