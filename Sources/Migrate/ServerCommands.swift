@@ -18,8 +18,20 @@ struct Create: AsyncParsableCommand {
         if try await !maintenance.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]).isEmpty {
             return StandardOutput.line("Database \(TerminalText.escaped(name)) already exists.")
         }
-        try await maintenance.withConnection { try await $0.execute(script: "CREATE DATABASE \(SQLIdentifier.quoted(name))") }
+        do {
+            try await maintenance.withConnection { try await $0.execute(script: "CREATE DATABASE \(SQLIdentifier.quoted(name))") }
+        } catch let error as PostgresError where Self.createdMeanwhile(error) {
+            // Another process (a replica starting beside this one) created it since the check.
+            return StandardOutput.line("Database \(TerminalText.escaped(name)) already exists.")
+        }
         StandardOutput.line("Created database \(TerminalText.escaped(name)).")
+    }
+
+    /// Whether `CREATE DATABASE` failed because the database exists: 42P04 when it was there
+    /// before the statement, 23505 on the catalog's unique index when another one created it
+    /// at the same moment.
+    static func createdMeanwhile(_ error: PostgresError) -> Bool {
+        error.sqlState == "42P04" || (error.sqlState == "23505" && error.message.contains("pg_database_datname_index"))
     }
 }
 

@@ -165,6 +165,15 @@ struct MigrateCommandTests {
         let first = try await migrate("create", "--database-url", url)
         #expect(first.status == 0 && first.output.contains("Created database \(name)"), "\(first.output)")
         #expect(try await migrate("create", "--database-url", url).output.contains("already exists"))
+        // Replicas starting together: each run creates it or finds it created, none fails.
+        let raced = "raced_\(UInt32.random(in: 0...UInt32.max))"
+        let racedURL = try await TestServer.connectionString(database: raced)
+        let runs = try await withThrowingTaskGroup(of: Run.self) { group in
+            for _ in 0..<4 { group.addTask { try await Self.run(["create", "--database-url", racedURL]) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(runs.allSatisfy { $0.status == 0 } && runs.filter { $0.output.contains("Created database") }.count == 1, "\(runs.map(\.output))")
+        try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(raced))")
         #expect(try await migrate("wait", "--database-url", url, "--timeout", "10").status == 0)
         #expect(try await migrate("wait", "--database-url", url, "--timeout", "0").status == 0, "--timeout 0 checks once")
         // Negative numbers are the options' values, refused as such (not "Missing value").
