@@ -16,4 +16,16 @@ struct ExampleServerSettingsTests {
             #expect(errors == "LiveServer: HEARTBEAT_SECONDS must be a number of seconds from 0.1 to 3600, not \"\(setting)\"\n", "\(setting)")
         }
     }
+
+    @Test("PORT that is not a TCP port number from 1 to 65535 (99999, 65536, 0, -1, abc, empty, with a space): one line on standard error, exit status 1, never another port")
+    func badPort() async throws {
+        for setting in ["99999", "65536", "0", "-1", "abc", "", " 8080"] {
+            let child = try ChildProcess(ExampleServer.binary, [], environment: ProcessInfo.processInfo.environment.merging(
+                ["DATABASE_URL": "postgres://nobody:secret@127.0.0.1:1/none", "PORT": setting]) { $1 })
+            let completion = await child.completion()
+            let errors = String(decoding: completion.errors, as: UTF8.self)
+            #expect(completion.status == 1, "\(setting): \(errors)")
+            #expect(errors == "LiveServer: PORT must be a TCP port number from 1 to 65535, not \"\(setting)\"\n", "\(setting)")
+        }
+    }
 }

@@ -76,6 +76,14 @@ struct ExampleServerTests {
                                                   "-H", "If-Match: \(tag)", "-d", #"{"name":"Ada King"}"#, "\(base)/people/\(id)"], environment: [:])
         #expect(String(decoding: await retry.completion().output, as: UTF8.self) == "200")
 
+        // A name the database refuses (a constraint): 422 with its reason, not 503 — no retry helps.
+        try await database.query("ALTER TABLE people ADD CONSTRAINT no_forbidden CHECK (name <> 'forbidden')")
+        let refused = try await ExampleServer.curl("-s", "-w", "\n%{http_code}", "-X", "PATCH", "-H", "Content-Type: application/json",
+                                                   "-d", #"{"name":"forbidden"}"#, "\(base)/people/\(id)")
+        #expect(refused.hasSuffix("422") && refused.contains("the database refused it") && refused.contains("no_forbidden"), "\(refused)")
+        #expect(try await database.query("SELECT name FROM people WHERE id = $1", [id])[0].decode(String.self, at: 0) == "Ada King")
+        try await database.query("ALTER TABLE people DROP CONSTRAINT no_forbidden")
+
         // Deleted by psql: the person's stream says so, and ends.
         try await psql("DELETE FROM people WHERE id = \(id)", database: database)
         #expect(try await eventually { lines.all.contains("event: deleted") && lines.all.contains("data: {\"id\":\(id)}") }, "\(lines.all.suffix(4))")

@@ -36,6 +36,15 @@ extension LiveRecordError {
     var isDeletion: Bool {
         if case .deleted = self { true } else { false }
     }
+
+    /// Why the database refused the write for what it holds — a constraint (SQLSTATE class 23),
+    /// a value its type cannot take (22), a trigger's exception (P0001) —, which the same write
+    /// would meet again; nil for a failure a retry may get past (a lost connection, a timeout).
+    var databaseRefusal: String? {
+        guard case .writeFailed(_, _, let error) = self, !mayHaveCommitted, error.kind == .server, let state = error.sqlState,
+              state.hasPrefix("23") || state.hasPrefix("22") || state == "P0001" else { return nil }
+        return error.message
+    }
 }
 
 /// A 409's body: the columns both writers changed, and both values.

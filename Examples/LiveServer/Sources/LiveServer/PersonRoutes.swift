@@ -50,6 +50,9 @@ struct PersonRoutes: Sendable {
             // Tagged with the version that won, for a retry with `If-Match`.
             return try Response.json(conflict, status: .conflict, version: current(handle).1)
         } catch let error as LiveRecordError {
+            if let reason = error.databaseRefusal {
+                throw HTTPError(.unprocessableContent, message: "the name was not saved: the database refused it: \(reason)")
+            }
             throw HTTPError(error.mayHaveCommitted ? .serviceUnavailable : error.isDeletion ? .notFound : .serviceUnavailable,
                             message: error.mayHaveCommitted ? "the database connection was lost after the write was sent: it may have committed"
                                 : error.isDeletion ? "this person was deleted" : "the name was not saved: the database could not take the write")

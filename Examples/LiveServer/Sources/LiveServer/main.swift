@@ -41,6 +41,7 @@ let logger = {
 let redactor = SecretRedactor(scanning: CommandLine.arguments, environment: environment)
 do {
     let heartbeat = try heartbeatInterval(environment["HEARTBEAT_SECONDS"])
+    let port = try listeningPort(environment["PORT"])
     let database = Database(try .environment(), maximumConnections: 8, logger: logger)
     try await AddressBook.migrate(database)
     let book = AddressBook(database)
@@ -66,7 +67,6 @@ do {
     try await AddressCountRoutes(repository: book.repository, heartbeat: heartbeat).add(to: router)
     PersonRoutes(book: book, heartbeat: heartbeat).add(to: router)
 
-    let port = environment["PORT"].flatMap(Int.init) ?? 8080
     let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
                           onServerRunning: { _ in logger.info("listening", metadata: ["port": "\(port)"]) }, logger: logger)
     // Shut down in reverse order: the HTTP server (its requests in flight finish first — a PATCH
@@ -90,6 +90,16 @@ func heartbeatInterval(_ setting: String?) throws -> Duration {
         throw SettingError(message: "HEARTBEAT_SECONDS must be a number of seconds from 0.1 to 3600, not \"\(setting)\"")
     }
     return .milliseconds(Int64((seconds * 1000).rounded()))
+}
+
+/// `PORT`: the TCP port to listen on, 8080 unless set; from 1 to 65,535 (0 would be any port,
+/// which nobody could then find).
+func listeningPort(_ setting: String?) throws -> Int {
+    guard let setting else { return 8080 }
+    guard let port = Int(setting), (1...65_535).contains(port) else {
+        throw SettingError(message: "PORT must be a TCP port number from 1 to 65535, not \"\(setting)\"")
+    }
+    return port
 }
 
 /// A setting that cannot be used, said in one line.
