@@ -35,13 +35,21 @@ extension Migrator {
            !existing.contains(where: { (try? FileProblem.readText(path($0.0))).map(MigrationSections.hasMarker) ?? true }) {
             layout = .plainFiles
         }
+        // A version this tool could not read back (see ``MigrationVersion``) is refused, not made.
+        func checked(_ version: String) throws -> String {
+            guard version.count <= 18 else {
+                throw MigrationError(.invalidRequest, "the next version would be \(version), over the 18 digits a version may have: "
+                                     + "renumber the newest migration, or start a directory of its own")
+            }
+            return version
+        }
         let files: [(name: String, contents: String)]
         if layout == .flyway {
-            let next = (existing.map { $0.1.version.parts[0] }.max() ?? 0) + 1
+            let next = try checked(String((existing.map { $0.1.version.parts[0] }.max() ?? 0) + 1))
             files = [("V\(next)__\(slug).sql", "\n")]
         } else {
             let numbered = existing.map { (digits: $0.0.prefix { $0.isNumber }.count, version: $0.1.version.parts[0]) }
-            let version: String
+            var version: String
             if numbered.contains(where: { $0.digits >= 14 }) {
                 var calendar = Calendar(identifier: .gregorian)
                 calendar.timeZone = TimeZone(identifier: "UTC")!
@@ -56,6 +64,7 @@ extension Migrator {
                 let width = max(layout == .dbmate ? 4 : 6, numbered.map(\.digits).max() ?? 0)
                 version = String(repeating: "0", count: max(0, width - String(next).count)) + String(next)
             }
+            version = try checked(version)
             files = switch layout {
             case .dbmate: [("\(version)_\(slug).sql", "-- migrate:up\n\n\n-- migrate:down\n\n")]
             case .plainFiles: [("\(version)_\(slug).sql", "\n")]

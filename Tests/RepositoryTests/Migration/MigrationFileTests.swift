@@ -70,7 +70,7 @@ struct MigrationFileTests {
         }
     }
 
-    @Test("a new file that cannot be made says why in one line: a file where the directory should be, a name too long for the file system, a directory that cannot be written")
+    @Test("a new file that cannot be made says why in one line: a file where the directory should be, a name too long for the file system, a version past 18 digits, a directory that cannot be written")
     func newFileProblems() throws {
         let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nSELECT 1;"])
         defer { directory.remove() }
@@ -81,6 +81,12 @@ struct MigrationFileTests {
         #expect(tooLong?.message == "the file name would be 309 bytes long, more than the 255 a file name may have: give the migration a shorter name", "\(String(describing: tooLong))")
         let beneathFile = #expect(throws: MigrationError.self) { try Migrator.createFile(named: "b", in: inTheWay + "/sub") }
         #expect(beneathFile.map { !$0.message.contains("NSCocoaErrorDomain") && !$0.message.contains("\n") } == true, "\(String(describing: beneathFile))")
+        // After the largest version there is: none is made that could not be read back.
+        let full = try MigrationDirectory(["999999999999999999_a.sql": "-- migrate:up\nSELECT 1;"])
+        defer { full.remove() }
+        let overflow = #expect(throws: MigrationError.self) { try Migrator.createFile(named: "next", in: full.path) }
+        #expect(overflow?.message.hasPrefix("the next version would be 1000000000000000000, over the 18 digits a version may have") == true, "\(String(describing: overflow))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: full.path) == ["999999999999999999_a.sql"])
         #if os(Linux)
         // A directory that exists but makes no files: the kernel's /proc.
         let virtual = #expect(throws: MigrationError.self) { try Migrator.createFile(named: "b", in: "/proc") }
