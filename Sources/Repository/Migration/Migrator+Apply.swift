@@ -193,7 +193,7 @@ extension Migrator {
         let own = SQLStatements.afterLeadingComments(statement.sql)
         let offset = error.position.map { Self.lineOffset(of: $0, in: statement.sql) } ?? own.lines
         let line = (down ? migration.downLine : migration.upLine) + statement.line + offset
-        let firstLine = own.text.split(whereSeparator: \.isNewline).first.map(String.init) ?? String(own.text)
+        let firstLine = SQLPasswords.redacted(own.text.split(whereSeparator: \.isNewline).first.map(String.init) ?? String(own.text))
         let shown = firstLine.count > 120 ? firstLine.prefix(117) + "..." : Substring(firstLine)
         // The library's own schema, not installed yet: say how to install it.
         let hint = if error.sqlState == "3F000" && error.message.contains(#"schema "live""#) {

@@ -118,7 +118,8 @@ extension PostgresError: CustomStringConvertible {
         if let detail { text += " — \(TerminalText.escaped(detail, limit: 400))" }
         if let hint { text += " Hint: \(TerminalText.escaped(hint, limit: 400))" }
         if let statement {
-            let excerpt = statement.count > 200 ? String(statement.prefix(200)) + "…" : statement
+            let shown = SQLPasswords.redacted(statement)
+            let excerpt = shown.count > 200 ? String(shown.prefix(200)) + "…" : shown
             let line = TerminalText.escaped(excerpt.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " "), limit: 2_000)
             text += position.map { " [at character \($0) of: \(line)]" } ?? " [in: \(line)]"
         }

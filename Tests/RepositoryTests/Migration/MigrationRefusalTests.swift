@@ -133,6 +133,9 @@ struct MigrationRefusalTests {
             // An error with no position, in a statement after comments: its own line, its own text.
             ("-- migrate:up\nCREATE TABLE t1 (id int PRIMARY KEY);\n-- a duplicate\n/* twice,\n   on purpose */\nINSERT INTO t1 VALUES (1), (1);\n",
              "0001_f.sql:6: duplicate key value violates unique constraint \"t1_pkey\" — Key (id)=(1) already exists. (SQLSTATE 23505) in: INSERT INTO t1 VALUES (1), (1)"),
+            // A password in the failing statement is not shown.
+            ("-- migrate:up\nCREATE ROLE nobody_here LOGIN PASSWORD 'Hunter2Secret' BOGUS;\n",
+             "0001_f.sql:2: unrecognized role option \"bogus\" (SQLSTATE 42601) in: CREATE ROLE nobody_here LOGIN PASSWORD '***' BOGUS"),
             // A RAISE's own detail and hint.
             ("-- migrate:up\nDO $$ BEGIN RAISE EXCEPTION 'm1' USING DETAIL = 'm2', HINT = 'm3'; END $$;\n",
              "0001_f.sql:2: m1 — m2 (SQLSTATE P0001) Hint: m3 in: DO $$ BEGIN RAISE EXCEPTION 'm1' USING DETAIL = 'm2', HINT = 'm3'; END $$"),

@@ -126,6 +126,24 @@ struct SecretLeakTests {
         #expect(words.redact("invalid value \"horse\" for option; correct horse battery staple") == "invalid value \"***\" for option; ***")
     }
 
+    @Test("a password written in a statement (CREATE ROLE … PASSWORD) is hidden where an error shows the statement, in any quoting, also when the statement is cut short")
+    func passwordInStatement() async throws {
+        for (statement, hidden) in [("CREATE ROLE a LOGIN PASSWORD 'Hunter2Secret'", "Hunter2Secret"),
+                                    ("alter user a with encrypted password E'It''s\\nSecret' VALID UNTIL 'infinity'", "Secret"),
+                                    ("CREATE ROLE a PASSWORD U&'d\\0061taSecret'", "taSecret"),
+                                    (String(repeating: "x", count: 180) + " PASSWORD '" + String(repeating: "S", count: 100) + "'", "SSSS")] {
+            let line = "\(PostgresError(.server, "refused", statement: statement))"
+            #expect(!line.contains(hidden) && line.contains("'***'"), "\(line)")
+        }
+        #expect(SQLPasswords.redacted("SELECT 'password' AS word") == "SELECT 'password' AS word")
+        // Through the server: the statement a failure names.
+        let database = try await TestServer.makeDatabase()
+        let failure = await #expect(throws: PostgresError.self) {
+            try await database.query("CREATE ROLE nobody_here LOGIN PASSWORD 'Hunter2Secret' BOGUS")
+        }
+        #expect(failure.map { !"\($0)".contains("Hunter2Secret") && "\($0)".contains("PASSWORD '***' BOGUS") } == true, "\(String(describing: failure))")
+    }
+
     @Test("PGPASSWORD never reaches the output either")
     func environmentPassword() async throws {
         let output = try await Self.run("migrate", ["status", "--database-url", "host=127.0.0.1 port=1 user=app"], environment: ["PGPASSWORD": "S3kr1tPwx9"])
