@@ -1,8 +1,10 @@
 /// Text from outside — row values, notification payloads, server messages — made safe to print
 /// on a terminal: control characters (C0, DEL and C1, which can move the cursor, clear the
 /// screen or set the window title) and the bidirectional formatting characters (which reorder
-/// how the rest of a line reads: U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) are
-/// shown as escapes, and the length is capped.
+/// how the rest of a line reads: U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C), the
+/// line and paragraph separators (U+2028, U+2029, which some terminals and editors break a line
+/// at) and the invisible tag characters (U+E0000–U+E007F, which can carry hidden text) are shown
+/// as escapes, and the length is capped.
 ///
 /// ```swift
 /// print(TerminalText.escaped(person.name))   // "\u{1B}]0;pwned\u{07}" prints as \u{1b}]0;pwned\u{7}
@@ -53,7 +55,7 @@ public enum TerminalText {
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0..<0x20, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: true
+        case 0..<0x20, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C, 0x2028, 0x2029, 0xE0000...0xE007F: true
         default: false
         }
     }

@@ -15,6 +15,8 @@ struct HostileTextTests {
         #expect(TerminalText.escaped("a\r\nb\u{9B}c") == "a\\u{d}\\u{a}b\\u{9b}c")
         #expect(TerminalText.escaped(String(repeating: "x", count: 10), limit: 4) == "xxxx…")
         #expect(TerminalText.escaped("Ada Lovelace é 🚢") == "Ada Lovelace é 🚢")
+        #expect(TerminalText.escaped("a\u{2028}b\u{2029}c") == "a\\u{2028}b\\u{2029}c", "line and paragraph separators")
+        #expect(TerminalText.escaped("hi\u{E0001}\u{E0069}\u{E007F}") == "hi\\u{e0001}\\u{e0069}\\u{e007f}", "hidden tag characters")
     }
 
     @Test("ignored notifications: the first of a window is logged, the rest summarised once")
