@@ -218,7 +218,11 @@ extension Migrator {
     /// How many lines into `sql` the 1-based character `position` is.
     static func lineOffset(of position: Int?, in sql: String) -> Int {
         guard let position, position > 0 else { return 0 }
-        return sql.unicodeScalars.prefix(position - 1).filter { $0 == "\n" }.count
+        // `\n`, `\r\n` (counted at its `\n`) and a `\r` alone each end a line.
+        let scalars = Array(sql.unicodeScalars.prefix(position))
+        return scalars.indices.dropLast().count { at in
+            scalars[at] == "\n" || (scalars[at] == "\r" && (at + 1 == scalars.count || scalars[at + 1] != "\n"))
+        }
     }
 
     private func milliseconds(since start: ContinuousClock.Instant, _ clock: ContinuousClock) -> Int64 {

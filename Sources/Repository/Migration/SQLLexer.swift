@@ -188,9 +188,13 @@ struct SQLLexer {
         (byte | 0x20) &- 0x61 < 26 || byte == 0x5F || byte & 0x80 != 0 || byte &- 0x30 < 10 || byte == 0x24
     }
 
-    /// The offset of the newline that ends the line holding `start`, or the end of the text.
+    /// The offset of the newline that ends the line holding `start`, or the end of the text: a
+    /// `\n` or a `\r`, as PostgreSQL's scanner ends a `--` comment (a file with old Mac line
+    /// endings has no `\n` at all).
     private func endOfLine(from start: Int) -> Int {
-        find(0x0A, from: start) ?? count
+        let newline = find(0x0A, from: start) ?? count
+        guard start < newline, let carriageReturn = memchr(bytes + start, 0x0D, newline - start) else { return newline }
+        return UnsafeRawPointer(carriageReturn) - UnsafeRawPointer(bytes)
     }
 
     /// The offset of the first `byte` at or after `start`, found with `memchr` (one call

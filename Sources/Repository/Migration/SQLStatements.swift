@@ -22,7 +22,7 @@ enum SQLStatements {
             guard let bytes = buffer.baseAddress else { return [] }
             var lexer = SQLLexer(bytes, count: buffer.count)
             var statements: [Statement] = []
-            var lines = LineCounter(bytes: bytes)
+            var lines = LineCounter(bytes: bytes, count: buffer.count)
             var start = 0
             var atomicDepth = 0  // inside BEGIN ATOMIC … END, semicolons end no statement
             var parenthesisDepth = 0  // nor inside parentheses (a rule's actions: `DO ALSO (…; …)`)
@@ -79,13 +79,14 @@ enum SQLStatements {
     /// sent with it — a planner hint is one): how many lines in, and the text from there.
     static func afterLeadingComments(_ statement: String) -> (lines: Int, text: Substring) {
         var sql = statement
-        let offset = sql.withUTF8 { buffer -> Int in
-            guard let bytes = buffer.baseAddress else { return 0 }
+        let (offset, lines) = sql.withUTF8 { buffer -> (Int, Int) in
+            guard let bytes = buffer.baseAddress else { return (0, 0) }
             var lexer = SQLLexer(bytes, count: buffer.count)
-            return lexer.next() == .end ? 0 : lexer.tokenStart
+            let offset = lexer.next() == .end ? 0 : lexer.tokenStart
+            var counter = LineCounter(bytes: bytes, count: buffer.count)
+            return (offset, counter.line(at: offset))
         }
-        let start = statement.utf8.index(statement.startIndex, offsetBy: offset)
-        return (statement.utf8[..<start].count { $0 == 0x0A }, statement[start...])
+        return (lines, statement[statement.utf8.index(statement.startIndex, offsetBy: offset)...])
     }
 
     /// Why `sql` is not one self-contained expression — a `)` without its `(`, an unclosed `(`,
@@ -116,21 +117,36 @@ enum SQLStatements {
     }
 }
 
-/// The 0-based line of increasing byte offsets, counting each newline once in all.
+/// The 0-based line of increasing byte offsets, counting each line break once in all: `\n`,
+/// `\r\n`, and a `\r` alone (a file saved with old Mac line endings).
 private struct LineCounter {
     let bytes: UnsafePointer<UInt8>
+    let count: Int
+    /// Whether the text holds a `\r` at all: without one, lines are found a `memchr` at a time.
+    private let hasReturns: Bool
     private var offset = 0
     private var lines = 0
 
-    init(bytes: UnsafePointer<UInt8>) { self.bytes = bytes }
+    init(bytes: UnsafePointer<UInt8>, count: Int) {
+        (self.bytes, self.count) = (bytes, count)
+        hasReturns = memchr(bytes, 0x0D, count) != nil
+    }
 
     mutating func line(at target: Int) -> Int {
-        // One memchr per line rather than a step per byte.
-        while offset < target, let found = memchr(bytes + offset, 0x0A, target - offset) {
-            lines += 1
-            offset = UnsafeRawPointer(found) - UnsafeRawPointer(bytes) + 1
+        guard hasReturns else {
+            // One memchr per line rather than a step per byte.
+            while offset < target, let found = memchr(bytes + offset, 0x0A, target - offset) {
+                lines += 1
+                offset = UnsafeRawPointer(found) - UnsafeRawPointer(bytes) + 1
+            }
+            offset = max(offset, target)
+            return lines
         }
-        offset = max(offset, target)
+        while offset < target {
+            // A \r\n is counted at its \n.
+            if bytes[offset] == 0x0A || (bytes[offset] == 0x0D && (offset + 1 >= count || bytes[offset + 1] != 0x0A)) { lines += 1 }
+            offset += 1
+        }
         return lines
     }
 }
@@ -162,7 +178,7 @@ extension SQLStatements.Statement {
             let close = text.range(of: "*/", range: open.upperBound..<text.endIndex)?.upperBound ?? text.endIndex
             text.replaceSubrange(open.lowerBound..<close, with: " ")
         }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }.map { line in
             line.range(of: "--").map { line[..<$0.lowerBound] } ?? line[...]
         }
         return lines.joined(separator: " ").split { !($0.isLetter || $0.isNumber || $0 == "_") }.map { Substring($0) }

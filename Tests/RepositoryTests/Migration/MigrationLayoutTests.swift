@@ -38,6 +38,18 @@ struct MigrationLayoutTests {
         #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 2)
     }
 
+    @Test("a failure's line counts every kind of line ending: \\n, \\r\\n and a \\r alone (old Mac files)", arguments: ["\n", "\r\n", "\r"])
+    func lineEndings(_ end: String) async throws {
+        let head = ["-- migrate:up", "-- a comment", "CREATE TABLE IF NOT EXISTS ends (id int);", "", "SELECT 1;"]
+        // The server points at `nope` (line 7); a division by zero has no position: its statement's line (6).
+        for (tail, expected) in [(["SELECT", "  nope;"], "0001_ends.sql:7: column \"nope\" does not exist"), (["SELECT", "  1 / 0;"], "0001_ends.sql:6: division by zero")] {
+            let directory = try MigrationDirectory(["0001_ends.sql": (head + tail).joined(separator: end) + end])
+            defer { directory.remove() }
+            let failed = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+            #expect(failed?.message.contains(expected) == true, "\(failed?.message ?? "")")
+        }
+    }
+
     @Test("golang-migrate files that wrap themselves in BEGIN … COMMIT run inside the migration's own transaction, history row included; a COMMIT between statements is still refused")
     func filesWithTheirOwnTransaction() async throws {
         let directory = try MigrationDirectory([
