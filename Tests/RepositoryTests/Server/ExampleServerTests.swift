@@ -8,7 +8,7 @@ import Testing
 /// event stream. `.ci/run` builds the example first; without the build this suite does not run.
 @Suite("Example server", .enabled(if: ExampleServer.isBuilt))
 struct ExampleServerTests {
-    @Test("GET, PATCH (200 and 409), Server-Sent Events of changes made elsewhere, a deletion ending them, 404, and a clean SIGTERM")
+    @Test("GET, HEAD, PATCH (200 and 409), Server-Sent Events of changes made elsewhere, a deletion ending them, 404, and a clean SIGTERM")
     func endToEnd() async throws {
         let database = try await TestServer.makeDatabase()
         let url = try await TestServer.connectionString(database: database.name())
@@ -26,6 +26,10 @@ struct ExampleServerTests {
         let one = try JSONDecoder().decode(AddressBookKit.Person.self, from: Data(try await ExampleServer.curl("\(base)/people/\(id)").utf8))
         #expect(one.name == "Ada" && one.addresses.map(\.street) == ["12 St James's Square"])
         #expect(try await ExampleServer.curl("-o", "/dev/null", "-w", "%{http_code}", "\(base)/people/999999") == "404")
+        // HEAD answers as GET does, headers only.
+        let head = try await ExampleServer.curl("-I", "\(base)/people/\(id)")
+        #expect(head.hasPrefix("HTTP/1.1 200") && head.lowercased().contains("etag:") && !head.contains("Ada"), "\(head)")
+        #expect(try await ExampleServer.curl("-I", "-o", "/dev/null", "-w", "%{http_code}", "\(base)/people/999999") == "404")
 
         let patched = try await ExampleServer.curl("-X", "PATCH", "-H", "Content-Type: application/json", "-d", #"{"name":"Ada Lovelace"}"#, "\(base)/people/\(id)")
         #expect(patched.contains("Ada Lovelace"), "\(patched)")

@@ -49,7 +49,7 @@ do {
     let feed = PeopleFeed(everyone)
     let page = try Page()
 
-    let router = Router()
+    let router = Router(options: .autoGenerateHeadEndpoints)   // HEAD answers as GET does, without the body
     router.add(middleware: DatabaseUnavailable())
     router.get("/") { _, _ in page.response() }
     router.get("people") { _, _ in everyone.value.elements }
