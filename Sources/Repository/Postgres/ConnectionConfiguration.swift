@@ -82,12 +82,28 @@ public struct ConnectionConfiguration: Sendable {
             // libpq quotes the piece of a URL it could not read, which may be any part of a raw
             // password: with user-info in the URL, its message is not shown.
             if SecretRedactor.hasUserInfo(string) {
+                if let name = Self.unknownParameter(in: message, of: string) {
+                    throw PostgresError(.invalidConfiguration, "invalid connection URL: libpq knows no parameter \"\(name)\" (sslmode, connect_timeout, "
+                                        + "application_name, options and the rest of libpq's connection keywords)")
+                }
                 throw PostgresError(.invalidConfiguration, "invalid connection URL (libpq's message is not shown: it may quote the password); "
                                     + "percent-encode @ : / ? # % & = and spaces in the user name and password")
             }
             throw PostgresError(.invalidConfiguration, redactor.redact(Connection.tidy(message)))
         }
         PQconninfoFree(options)
+    }
+
+    /// The parameter libpq named in `message` as unknown, when it is a plain name (letters,
+    /// digits, `_`) that `url`'s query gives and its user-info does not hold: then showing it
+    /// cannot show a piece of the password.
+    private static func unknownParameter(in message: String, of url: String) -> String? {
+        guard let match = message.firstMatch(of: #/invalid URI query parameter: "([A-Za-z0-9_]{1,64})"/#) else { return nil }
+        let name = String(match.1)
+        let afterScheme = url.range(of: "://").map { url[$0.upperBound...] } ?? url[...]
+        let userInfo = afterScheme.lastIndex(of: "@").map { afterScheme[..<$0] } ?? ""
+        guard !userInfo.contains(name), url.contains("?\(name)=") || url.contains("&\(name)=") else { return nil }
+        return name
     }
 
     /// A configuration from keyword/value pairs that need no validation (paths, numbers, names).

@@ -46,6 +46,15 @@ struct ConnectionConfigurationTests {
         #expect(throws: PostgresError.self) { try ConnectionConfiguration(url: "mysql://x") }
     }
 
+    @Test("an unknown URL parameter is named, unless the password holds its name")
+    func unknownParameter() throws {
+        let named = #expect(throws: PostgresError.self) { try ConnectionConfiguration(url: "postgres://ada:hunter2@host/db?sslmod=require") }
+        #expect((named.map { "\($0)" } ?? "").contains(#"libpq knows no parameter "sslmod""#), "\(String(describing: named))")
+        #expect(!(named.map { "\($0)" } ?? "").contains("hunter2"))
+        let hidden = #expect(throws: PostgresError.self) { try ConnectionConfiguration(url: "postgres://ada:xsslmodx@host/db?sslmod=require") }
+        #expect(!(hidden.map { "\($0)" } ?? "").contains("sslmod"), "the password holds the name: not shown")
+    }
+
     @Test("conninfo strings with quoted passwords are redacted too")
     func conninfo() throws {
         let configuration = try ConnectionConfiguration(conninfo: "host=localhost port=5433 user=bob password='it\\'s secret' dbname=x")
