@@ -56,8 +56,9 @@ struct Wait: AsyncParsableCommand {
                 try outcome.get()
                 return StandardOutput.line("The server accepts connections.")
             } catch {
-                // A server that says the database does not exist is up.
-                if "\(error)".contains("does not exist") { return StandardOutput.line("The server accepts connections.") }
+                // A server that says the database does not exist is up (`migrate create` makes it);
+                // one that refuses the role is not ready for this user: waited on, then reported.
+                if "\(error)".contains(#/database ".*" does not exist/#) { return StandardOutput.line("The server accepts connections.") }
                 lastError = error
             }
             try await Task.sleep(for: .milliseconds(250))

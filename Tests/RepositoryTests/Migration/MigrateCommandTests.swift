@@ -185,6 +185,15 @@ struct MigrateCommandTests {
         }
         let nowhere = try await migrate("wait", "--database-url", "postgres://nobody@127.0.0.1:1/none", "--timeout", "1")
         #expect(nowhere.status != 0 && nowhere.output.contains("did not accept connections within 1 s"), "\(nowhere.output)")
+        // A server that refuses the role is up, but not ready for this user: reported, not passed.
+        let ghost = "ghost_role_\(UInt32.random(in: 0...UInt32.max))"
+        var asGhost = URLComponents(string: url)
+        asGhost?.user = ghost
+        asGhost?.password = nil
+        // A URL with a host names the role in its user-info; a conninfo string (a local socket) takes its last user=.
+        let ghostURL = url.contains("://") ? try #require(asGhost?.string) : url + " user=\(ghost)"
+        let refused = try await migrate("wait", "--database-url", ghostURL, "--timeout", "4")
+        #expect(refused.status != 0 && refused.output.contains("does not exist") && refused.output.contains(ghost), "\(refused.output)")
         try await TestServer.admin.value.query("DROP DATABASE \(SQLIdentifier.quoted(name))")
         // A name holding control characters is shown escaped (dropped after: one DROP DATABASE at a time here).
         let hostile = "created_\u{1B}[2J_\(UInt32.random(in: 0...UInt32.max))"
