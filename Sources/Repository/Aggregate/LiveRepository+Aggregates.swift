@@ -48,10 +48,7 @@ extension LiveRepository {
         let query = LiveQueryStore(source: source, order: QueryOrder(keys: orderBy), report: report)
         membership.follow { [weak query] ids in ids.map { query?.changed($0) } ?? query?.rerun() }
         // For missing aggregates' announcements, and outages (see ``AggregateMembership``).
-        queries.withLock { queries in
-            queries = queries.filter { $0.query != nil }
-            queries.append(WeakQuery(query: membership))
-        }
+        queries.withLock { $0.add(membership) }
         try await query.load()
         return query.handle()
     }

@@ -57,11 +57,9 @@ public final class LiveRepository: Sendable {
     /// What the repository knows of its change feed: whether reads may start, failed re-reads
     /// and their repair, the stores waiting to be read again (see ``FeedState``). A leaf lock.
     let feedState = Locked(FeedState())
-    /// The live queries, for routing change announcements to them.
-    let queries = Locked<[WeakQuery]>([])
-    /// Per record type, the router of its live queries (``RecordQueryRouter``), kept while the
-    /// repository lives; it holds its queries weakly.
-    let queryRouters = Locked<[ObjectIdentifier: any AnyLiveQuery]>([:])
+    /// The live queries announcements go to, and each record type's router of them (see
+    /// ``QueryRegistry``). A leaf lock.
+    let queries = Locked(QueryRegistry())
     /// Called with the repair a failed re-read scheduled (set once the repository exists).
     let rereadFailed = Locked<@Sendable (FeedState.Repair) -> Void>({ _ in })
     /// Backs ``shutdownTimeout``.

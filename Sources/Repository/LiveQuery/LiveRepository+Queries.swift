@@ -62,7 +62,7 @@ extension LiveRepository {
 
     /// The router of `R`'s live queries, made (and registered for announcements) on first use.
     func queryRouter<R: Record & Equatable>(for table: RecordTable<R>) async throws -> RecordQueryRouter<R> where R.ID: Comparable {
-        if let router = queryRouters.withLock({ $0[ObjectIdentifier(R.self)] }) as? RecordQueryRouter<R> { return router }
+        if let router = queries.withLock({ $0.router(for: ObjectIdentifier(R.self)) }) as? RecordQueryRouter<R> { return router }
         let rows = try await database.query("""
             SELECT a.attname, a.atttypid::int8, coalesce(co.collname IN ('C', 'POSIX')
                 OR (a.attcollation = 100 AND (SELECT datcollate IN ('C', 'POSIX') FROM pg_database WHERE datname = current_database())), false),
@@ -79,12 +79,9 @@ extension LiveRepository {
             columns[try row.decode(String.self, at: 0)] = .init(kind: kind, bytewiseOrder: try row.decode(Bool.self, at: 2))
         }
         let fresh = RecordQueryRouter(table: table, columns: columns, repository: self)
-        let (router, isNew) = queryRouters.withLock { routers -> (any AnyLiveQuery, Bool) in
-            if let raced = routers[ObjectIdentifier(R.self)] { return (raced, false) }
-            routers[ObjectIdentifier(R.self)] = fresh
-            return (fresh, true)
+        let router = queries.withLock {
+            $0.keep(router: fresh, for: ObjectIdentifier(R.self), routesRowsTo: ObjectIdentifier(LiveStore<RecordTable<R>>.self))
         }
-        if isNew { queries.withLock { $0.append(WeakQuery(query: fresh, routesRowsTo: ObjectIdentifier(LiveStore<RecordTable<R>>.self))) } }
         guard let router = router as? RecordQueryRouter<R> else { throw CancellationError() }
         return router
     }
@@ -148,7 +145,7 @@ extension LiveRepository {
     /// rows the queries route themselves (read, or as the stream carried them), with the type
     /// of the stores they give them to.
     func notifyQueries(of changes: [Change]) -> Set<RoutedStores> {
-        let live = queries.withLock { $0.compactMap { weak in weak.query.map { ($0, weak.routesRowsTo) } } }
+        let live = queries.withLock { $0.live() }
         var routed: Set<RoutedStores> = []
         for (query, storeType) in live {
             let mine = changes.filter { query.follows($0.table) }
@@ -165,7 +162,7 @@ extension LiveRepository {
 
     /// After an outage: every live query is run again.
     func rerunQueries() {
-        for query in queries.withLock({ $0.compactMap(\.query) }) { query.rerun() }
+        for (query, _) in queries.withLock({ $0.live() }) { query.rerun() }
     }
 }
 
@@ -188,15 +185,6 @@ extension LiveQueryStore: AnyLiveQuery where Element.ID: Decodable {
     func changed(_ changes: [Change]) {
         changed(changes.compactMap { source.key.id(from: $0.key, as: Element.ID.self) })
     }
-}
-
-/// A weak reference: a query lives as long as some handle onto its result.
-struct WeakQuery: Sendable {
-    weak var query: (any AnyLiveQuery)?
-    /// For a query that routes whole rows of its table (a query over records): the type of
-    /// the live stores it gives them to — those of its own record type, not another type's
-    /// over the same table.
-    var routesRowsTo: ObjectIdentifier?
 }
 
 /// The live stores of one type over one table, to which live queries give the changed rows.

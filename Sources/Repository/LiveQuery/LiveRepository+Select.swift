@@ -69,10 +69,7 @@ extension LiveRepository {
             reads.withLock { $0.queries += 1; $0.rows += result.count }
             return try decode(result)
         }
-        queries.withLock { queries in
-            queries = queries.filter { $0.query != nil }
-            queries.append(WeakQuery(query: select))
-        }
+        queries.withLock { $0.add(select) }
         // A change announced while the first run ran may not be in its result.
         if identity.withLock({ map in followed.contains { map.announcements.mayHaveChanged(table: $0.name, since: number) } }) { select.rerun() }
         return select.result()

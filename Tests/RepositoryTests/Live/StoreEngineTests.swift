@@ -32,7 +32,7 @@ struct StoreEngineTests {
         let member = try #require(fresh.identity.withLock { $0.allStores() }.first)
         #expect(fresh.engines.withLock { $0.isRegistered(for: member) })
         #expect(all.value.count == 2)
-        let router = try #require(fresh.queryRouters.withLock { $0[ObjectIdentifier(Contact.self)] } as? RecordQueryRouter<Contact>)
+        let router = try #require(fresh.queries.withLock { $0.router(for: ObjectIdentifier(Contact.self)) } as? RecordQueryRouter<Contact>)
         #expect(router.routesSpecialized)
         try await psql("UPDATE contacts SET name = 'Grace, changed elsewhere' WHERE id = 2; INSERT INTO contacts (id, name) VALUES (0, 'Edsger')", database: database)
         #expect(try await eventually { all.value[id: 2]?.name == "Grace, changed elsewhere" && all.value.ids.elements == [0, 1, 2] })

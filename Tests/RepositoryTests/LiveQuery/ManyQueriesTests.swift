@@ -91,7 +91,7 @@ struct ManyQueriesTests {
             let (sql, parameters) = Self.condition(&random, evaluatedHere: streams)
             queries.append((sql, parameters, try await repository.readAll(Item.self, where: sql, parameters: parameters, orderBy: [.ascending(\.id)])))
         }
-        let router = try #require(repository.queryRouters.withLock { $0[ObjectIdentifier(Item.self)] } as? RecordQueryRouter<Item>)
+        let router = try #require(repository.queries.withLock { $0.router(for: ObjectIdentifier(Item.self)) } as? RecordQueryRouter<Item>)
         let evaluated = queries.count - router.serverCheckedCount
         var next: Int64 = 60
         var statements = 0, readsPerStatement: [Int] = [], rowsRead = 0
@@ -125,7 +125,7 @@ struct ManyQueriesTests {
         var queries: [Var<IdentifiedArrayOf<Item>>] = []
         for owner in 0..<300 { queries.append(try await repository.readAll(Item.self, where: "owner = $1", parameters: [owner + 1000])) }
         let kept = try await repository.readAll(Item.self, where: "owner = $1", parameters: [3])
-        let router = try #require(repository.queryRouters.withLock { $0[ObjectIdentifier(Item.self)] } as? RecordQueryRouter<Item>)
+        let router = try #require(repository.queries.withLock { $0.router(for: ObjectIdentifier(Item.self)) } as? RecordQueryRouter<Item>)
         #expect(router.count == 301)
         queries.removeAll()
         #expect(router.count == 1)
