@@ -121,16 +121,26 @@ extension Migration {
         }
     }
 
-    /// Refuses, in the section about to run, a statement that turns `standard_conforming_strings`
-    /// off for the session: backslashes in `'…'` strings would then escape quotes, and later
-    /// statements would end elsewhere than where they are split — a `COMMIT` could run hidden
-    /// in a string's statement. Checked before a run, not when files are read: a file applied
-    /// long ago does not stop `status`.
-    func checkStringSyntax(down isDown: Bool) throws {
+    /// Refuses, in the section about to run, a statement that would make the run unsafe:
+    /// - one that turns `standard_conforming_strings` off for the session: backslashes in `'…'`
+    ///   strings would then escape quotes, and later statements would end elsewhere than where
+    ///   they are split — a `COMMIT` could run hidden in a string's statement;
+    /// - one that releases the session's advisory locks (`DISCARD ALL`,
+    ///   `pg_advisory_unlock_all()`, see ``SQLStatements/Statement/releasesSessionLocks``): the
+    ///   run's lock with them, so that another run could apply the same migration.
+    ///
+    /// Checked before a run, not when files are read: a file applied long ago does not stop `status`.
+    func checkStatements(down isDown: Bool) throws {
         let (sql, file, line) = isDown ? (down ?? "", downSource, downLine) : (up, source, upLine)
-        for statement in SQLStatements.split(sql) where statement.turnsBackslashEscapesOn {
-            throw MigrationError(.invalidFile, "\(file):\(line + statement.line): turning standard_conforming_strings off would change where statements end "
-                                 + "(backslashes would escape quotes in '…' strings); migrate reads strings as PostgreSQL does by default: remove it, and use E'…' for escapes")
+        for statement in SQLStatements.split(sql) {
+            if statement.turnsBackslashEscapesOn {
+                throw MigrationError(.invalidFile, "\(file):\(line + statement.line): turning standard_conforming_strings off would change where statements end "
+                                     + "(backslashes would escape quotes in '…' strings); migrate reads strings as PostgreSQL does by default: remove it, and use E'…' for escapes")
+            }
+            if let command = statement.releasesSessionLocks {
+                throw MigrationError(.invalidFile, "\(file):\(line + statement.line): \(command) would release migrate's advisory lock, and another run could then "
+                                     + "apply the same migration; remove it (release the locks you took by name, with pg_advisory_unlock)")
+            }
         }
     }
 

@@ -18,7 +18,7 @@ extension Migrator {
                     throw MigrationError(.outOfOrder, "pending migrations are older than the newest applied one (\(newest)): \(late.map(\.source).joined(separator: ", ")); apply them with --allow-out-of-order if that is intended")
                 }
             }
-            for migration in pending { try migration.checkStringSyntax(down: false) }
+            for migration in pending { try migration.checkStatements(down: false) }
             if dryRun {
                 for migration in pending { report("would apply \(Self.shown(migration.source)):\n\(migration.up)") }
                 return pending
@@ -100,7 +100,7 @@ extension Migrator {
                     let missing = migration.sectionsAreWholeFiles ? "no down file" : "no -- migrate:down section"
                     throw MigrationError(.irreversible, "\(migration.source) has \(missing); nothing was rolled back")
                 }
-                try migration.checkStringSyntax(down: true)
+                try migration.checkStatements(down: true)
                 return migration
             }
             if !dryRun, !targets.isEmpty { try await Self.refuseBackslashEscapes(on: history.connection) }

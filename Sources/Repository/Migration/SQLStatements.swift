@@ -227,7 +227,7 @@ extension SQLStatements.Statement {
     }
 
     /// Whether the letters at `range` are `keyword`'s (upper-case ASCII), in any case.
-    private static func matches(_ bytes: UnsafePointer<UInt8>, _ range: Range<Int>, _ keyword: StaticString) -> Bool {
+    static func matches(_ bytes: UnsafePointer<UInt8>, _ range: Range<Int>, _ keyword: StaticString) -> Bool {
         guard range.count == keyword.utf8CodeUnitCount else { return false }
         var index = 0
         while index < range.count {

@@ -69,6 +69,23 @@ struct MigrationRefusalTests {
         #expect(try await database.query("SELECT one()")[0].decode(Int.self, at: 0) == 1)
     }
 
+    @Test("a statement that releases the session's advisory locks (DISCARD ALL, pg_advisory_unlock_all) is refused before anything runs; the words in a string or a comment are not")
+    func sessionLockRelease() async throws {
+        try await expectRefusal(["0001_a.sql": "-- migrate:up transaction:false\nCREATE TABLE a (id int);\n  discard\n ALL;\n"],
+                                "0001_a.sql:3: DISCARD ALL would release migrate's advisory lock")
+        try await expectRefusal(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\nSELECT pg_catalog.PG_ADVISORY_UNLOCK_ALL();\n"],
+                                "0001_a.sql:3: pg_advisory_unlock_all() would release")
+        let fine = try MigrationDirectory(["0001_fine.sql": """
+            -- migrate:up transaction:false
+            CREATE TABLE notes (note text); -- never DISCARD ALL here, nor pg_advisory_unlock_all()
+            INSERT INTO notes VALUES ('DISCARD ALL'), ($$pg_advisory_unlock_all()$$);
+            DISCARD PLANS;
+            """])
+        defer { fine.remove() }
+        try await Migrator(directory: fine.path).migrate(database)
+        #expect(try await database.count("SELECT count(*) FROM notes") == 2)
+    }
+
     @Test("files that cannot be migrations: a directory, a symbolic-link loop, a named pipe, a device, invalid UTF-8, a duplicate version — each named")
     func unreadableFiles() async throws {
         let directory = try MigrationDirectory()
