@@ -12,7 +12,7 @@ import Foundation
 enum TextForm {
     static func string(_ cell: Cell) throws -> String? {
         guard let bytes = cell.bytes else { return nil }
-        if cell.type.isTextual { return String(decoding: bytes, as: UTF8.self) }
+        if cell.type.isTextual { return try cell.utf8Text(bytes) }
         var reader = BinaryReader(bytes)
         do {
             switch cell.type.rawValue {
@@ -25,7 +25,7 @@ enum TextForm {
             case 701: return FloatText.postgres(Double(bitPattern: try reader.read(UInt64.self)))
             case 1700: return try cell.numericText(String.self)
             case 2950: return try cell.decodeUUID().uuidString.lowercased()
-            case 3802: return String(decoding: bytes.dropFirst(), as: UTF8.self)
+            case 3802: return try cell.utf8Text(bytes.dropFirst())
             case 1082:
                 let days = try reader.read(Int32.self)
                 if days == .max { return "infinity" }

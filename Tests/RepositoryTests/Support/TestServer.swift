@@ -36,14 +36,15 @@ enum TestServer {
 
     /// A new, empty database for one suite, so suites can run in parallel; on the
     /// ``streaming`` server with `replication`.
-    static func makeDatabase(_ label: String = #fileID, maximumConnections: Int = 8, replication: Bool = false) async throws -> Database {
-        Database(try await makeDatabaseConfiguration(label, replication: replication), maximumConnections: maximumConnections)
+    /// `options` follow `CREATE DATABASE name` (`ENCODING 'SQL_ASCII' TEMPLATE template0`).
+    static func makeDatabase(_ label: String = #fileID, maximumConnections: Int = 8, replication: Bool = false, options: String = "") async throws -> Database {
+        Database(try await makeDatabaseConfiguration(label, replication: replication, options: options), maximumConnections: maximumConnections)
     }
 
-    static func makeDatabaseConfiguration(_ label: String = #fileID, replication: Bool = false) async throws -> ConnectionConfiguration {
+    static func makeDatabaseConfiguration(_ label: String = #fileID, replication: Bool = false, options: String = "") async throws -> ConnectionConfiguration {
         let slug = label.lowercased().filter { $0.isLetter || $0.isNumber }.suffix(30)
         let name = "\(replication ? "repl" : "test")_\(slug)_\(UInt32.random(in: 0...UInt32.max))"
-        try await (replication ? streamingAdmin : admin).value.withConnection { try await $0.execute(script: "CREATE DATABASE \(SQLIdentifier.quoted(name))") }
+        try await (replication ? streamingAdmin : admin).value.withConnection { try await $0.execute(script: "CREATE DATABASE \(SQLIdentifier.quoted(name)) \(options)") }
         return try await (replication ? streaming : shared).value.admin.database(name)
     }
 }
