@@ -243,7 +243,13 @@ struct SyncState<Content: SyncContent> {
             return mergeFailed(error)
         }
         let asRead = !hasLocalEdits
-        guard showsCommitted && asRead ? Content.differsAsRead(value, rebased) : Content.differs(value, rebased) else { return SyncEffects() }
+        guard showsCommitted && asRead ? Content.differsAsRead(value, rebased) : Content.differs(value, rebased) else {
+            // The same as stored, yet perhaps not in Swift: a `Date` finer than the microsecond
+            // its column keeps. With no local edit left, the value is the row's — unannounced,
+            // since nothing changed as stored.
+            if asRead && !showsCommitted { (value, showsCommitted) = (rebased, true) }
+            return SyncEffects()
+        }
         (value, showsCommitted) = (rebased, asRead)
         return SyncEffects(publish: .database)
     }

@@ -75,4 +75,30 @@ struct TimestampExactnessTests {
         #expect(try row.decode(Date.self, column: "far_date") == Date(timeIntervalSince1970: Double(TimestampFormat.days(year: 294_276, month: 1, day: 1)) * 86_400))
         #expect(TimestampFormat.date(parsing: "999999999999999999-01-01") == nil)
     }
+
+    struct Stamp: Record, Equatable {
+        static let tableName = "stamps"
+        var id: Int64
+        var at: Date
+        var note: String
+    }
+
+    @Test("a Date finer than a microsecond, saved through a live handle: the handle then holds what the row holds, as every other process reads it")
+    func finerThanTheColumn() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { try await $0.execute(script: "CREATE TABLE stamps (id bigint PRIMARY KEY, at timestamptz NOT NULL, note text NOT NULL); INSERT INTO stamps VALUES (1, '2020-01-01', 'a')") }
+        try await LiveSchema.enable("stamps", on: database)
+        let writer = LiveRepository(database), other = LiveRepository(Database(database.configuration, maximumConnections: 2))
+        let mine = try await writer.read(Stamp.self, id: 1)
+        let theirs = try await other.read(Stamp.self, id: 1)
+        for seconds in [817_609_467.953_605_5, 0.000_001_5, -1.000_000_7] {
+            mine[\.at].value = Date(timeIntervalSinceReferenceDate: seconds)
+            try await mine.save()
+            let stored = try await database.query("SELECT at FROM stamps WHERE id = 1")[0].decode(Date.self, at: 0)
+            #expect(stored != Date(timeIntervalSinceReferenceDate: seconds), "the column keeps microseconds")
+            #expect(mine.value.at == stored, "\(seconds): the writer's handle holds the row's value")
+            #expect(try await eventually { theirs.value.at == stored })
+            #expect(mine.value == theirs.value)
+        }
+    }
 }
