@@ -92,9 +92,13 @@ extension UInt64: SQLValueConvertible {}
 
 extension SQLValueConvertible where Self: BinaryFloatingPoint & LosslessStringConvertible {
     /// The shortest decimal that reads back as the same value; `Infinity`, `-Infinity`, `NaN`.
+    /// A whole number below 2^53 is written without a fraction (`3`, `-0`), so that an integer
+    /// column takes it as a floating-point one does (`3.0` is no `integer`'s text).
     public var sqlValue: SQLValue {
         if isNaN { return .text("NaN") }
         if isInfinite { return .text(self < 0 ? "-Infinity" : "Infinity") }
+        if self == 0 { return .text(sign == .minus ? "-0" : "0") }
+        if magnitude < 0x1p53, self == rounded(.towardZero) { return .text(String(Int64(self))) }
         return .text(description)
     }
 }

@@ -19,6 +19,9 @@ struct ColumnTypeTableTests {
         "`smallint`, `integer`, `bigint`": [
             .init("smallint", "-32768", Int16.min), .init("integer", "2147483647", Int32.max),
             .init("bigint", "9223372036854775807", Int64.max), .init("bigint", "-5", -5),
+            // A whole Double or Decimal, read and written (a Double once went as `3.0`, which no integer column takes).
+            .init("integer", "3", 3.0 as Double), .init("bigint", "9007199254740991", 9_007_199_254_740_991.0 as Double),
+            .init("smallint", "-4", Decimal(-4)),
         ],
         "`real`, `double precision`": [
             .init("real", "1.5", Float(1.5)), .init("double precision", "0.30000000000000004", 0.1 + 0.2 as Double),
