@@ -133,6 +133,8 @@ struct TableKey: Sendable {
                 }
             }
         } else if rows.isEmpty {
+            let kind = try await query("SELECT relkind::text FROM pg_class WHERE oid = $1::oid", [.text(String(oid))]).first?.decode(String.self, at: 0)
+            if let kind, let error = PostgresError.notATable(table, relkind: kind) { throw error }
             throw PostgresError(.invalidStatement, "\(table) has no primary key, which live values need (changes are announced and published by it): add one, ALTER TABLE … ADD PRIMARY KEY (…)")
         }
         let key = TableKey(columns: try rows.map { try $0.decode(String.self, at: 0) }, types: try rows.map { try $0.decode(String.self, at: 1) },

@@ -58,7 +58,11 @@ public enum LiveSchema {
     ///   primary key, or has a key column of another type than integer, text or uuid.
     public static func enable(_ table: String, on database: Database) async throws {
         try await install(on: database)
-        try await PostgresError.namingTable(table) { try await database.query("SELECT live.enable_change_notifications($1::regclass)", [table]) }
+        try await PostgresError.namingTable(table) {
+            let kind = try await database.query("SELECT relkind::text FROM pg_class WHERE oid = $1::regclass", [table])[0].decode(String.self, at: 0)
+            if let error = PostgresError.notATable(TerminalText.name(table), relkind: kind) { throw error }
+            return try await database.query("SELECT live.enable_change_notifications($1::regclass)", [table])
+        }
     }
 
     /// Stops announcing `table`'s changes. Live values over it stop following other processes.

@@ -16,4 +16,13 @@ extension PostgresError {
             throw error
         }
     }
+
+    /// The error for following `name` live when it is a view or a materialized view (`relkind`
+    /// `v` or `m`), which has no primary key to find rows by and whose rows change through the
+    /// tables it reads; nil for a table.
+    static func notATable(_ name: String, relkind: String) -> PostgresError? {
+        guard relkind == "v" || relkind == "m" else { return nil }
+        return PostgresError(.invalidStatement, "\(name) is a \(relkind == "v" ? "view" : "materialized view"): live records and announcements follow tables, "
+                             + "by their primary keys; follow the view's result with readAll(_:sql:), which runs it again when a table it reads changes, or read its tables")
+    }
 }

@@ -45,7 +45,19 @@ struct LiveSchemaTests {
                 CREATE TABLE members (project_id bigint, user_id text, role text, PRIMARY KEY (project_id, user_id));
                 CREATE TABLE loose (a int, b text);
                 CREATE TABLE stamped (at timestamptz PRIMARY KEY);
+                CREATE VIEW account_names AS SELECT user_id AS id FROM accounts;
+                CREATE MATERIALIZED VIEW member_roles AS SELECT project_id AS id, role FROM members;
                 """)
+        }
+        // A view has no key to give: the message says what to do instead, not to add one.
+        for (name, kind) in [("account_names", "is a view"), ("member_roles", "is a materialized view")] {
+            let view = await #expect(throws: PostgresError.self) { try await LiveSchema.enable(name, on: database) }
+            #expect(view?.message.contains(kind) == true && view?.message.contains("readAll(_:sql:)") == true, "\(String(describing: view))")
+            struct Named: Record { static let tableName = "account_names"; var id: String }
+            if name == "account_names" {
+                let read = await #expect(throws: PostgresError.self) { try await LiveRepository(database).read(Named.self, id: "ada") }
+                #expect(read?.message.contains("is a view") == true && read?.message.contains("ADD PRIMARY KEY") == false, "\(String(describing: read))")
+            }
         }
         try await LiveSchema.enable("accounts", on: database)
         try await LiveSchema.enable("members", on: database)
