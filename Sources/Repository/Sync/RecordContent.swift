@@ -46,6 +46,9 @@ enum RecordContent<R: Record>: SyncContent {
         return differs(a, b)
     }
 
+    /// A record's write is `UPDATE … WHERE <key> AND xmin = <the base's version>`.
+    @usableFromInline static var writeCommitsRightAfterBase: Bool { true }
+
     /// The column the property is stored in (a conflict names columns).
     @usableFromInline static func name(of field: String) -> String { R.columnNaming.columnName(field) }
 

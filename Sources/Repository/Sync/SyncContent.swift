@@ -28,6 +28,10 @@ protocol SyncContent {
     /// ``differs(_:_:)`` for two values both as the database gave them, no local edit on
     /// either — cheaper where that can be told apart without encoding them.
     static func differsAsRead(_ a: Value, _ b: Value) -> Bool
+    /// Whether a write that succeeded committed right after the state it was based on, nothing
+    /// between them: a record's `UPDATE` matches its base's `xmin`. (An aggregate's does not
+    /// check the children it leaves alone.)
+    static var writeCommitsRightAfterBase: Bool { get }
     /// How an error message names `field`.
     static func name(of field: Field) -> String
     /// How a conflict with `theirs` names `fields`, sorted: by default each by ``name(of:)``.
@@ -45,6 +49,7 @@ protocol SyncContent {
 extension SyncContent {
     @usableFromInline static func childVersion(forKey key: String, in version: Version) -> Int64? { nil }
     static func differsAsRead(_ a: Value, _ b: Value) -> Bool { differs(a, b) }
+    @usableFromInline static var writeCommitsRightAfterBase: Bool { false }
     @usableFromInline static func conflictNames(_ fields: Set<Field>, theirs: Value) -> [String] { fields.map(name).sorted() }
 }
 

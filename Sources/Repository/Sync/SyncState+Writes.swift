@@ -29,6 +29,15 @@ extension SyncState {
             let sameAsRead = sync.lifecycle == .live
                 && row.map { $0.version == sync.committed.version && !Content.differs($0.value, sync.committed.value) } ?? false
             effects.reread = isWriteResult && sync.appliedSequence != write.appliedWhenSent && !sameAsRead
+            // A write that committed right after its base: a read applied meanwhile that shows
+            // neither the base nor the result — another version, or no row — saw a commit after
+            // the write's. The result is the older of the two: kept out, since applied it would
+            // step the value back until the re-read (which still runs, in case that read ran
+            // before the base was read).
+            if effects.reread, Content.writeCommitsRightAfterBase, let row, sync.lifecycle == .deleted
+                || (sync.lifecycle == .live && sync.committed.version != write.base.version && sync.committed.version != row.version) {
+                return effects + sync.rebase()
+            }
             guard let row else { return effects + sync.delete(at: sequence) }
             return effects + sync.adopt(row, sequence: sequence, byWrite: isWriteResult, seenAfter: isWriteResult ? write.sentAfter : sequence)
         }

@@ -30,6 +30,8 @@ enum TwoColumnContent: SyncContent {
     static func differs(_ x: TwoColumns, _ y: TwoColumns) -> Bool { x != y }
     static func name(of field: String) -> String { field }
     static func rowVersion(_ version: Int64) -> Int64 { version }
+    /// Writes succeed only at their base's version, as a record's do.
+    static var writeCommitsRightAfterBase: Bool { true }
 }
 
 /// One live row and the database behind it, stepped event by event: a model of everything
@@ -260,7 +262,12 @@ struct SyncSimulation {
             write = nil
             if let result {
                 sequence += 1  // numbered on arrival, like the store does
+                let held = state.committed.version
                 perform(state.writeSucceeded(result, sequence: sequence, isWriteResult: true))
+                // A later commit already shown stays: the write's own result never steps it back.
+                if (commitOrder[state.committed.version] ?? 0) < (commitOrder[held] ?? 0) {
+                    violations.append("the write's result moved the state back from version \(held) to \(state.committed.version)")
+                }
             } else {
                 startRead(forConflict: true)
             }
