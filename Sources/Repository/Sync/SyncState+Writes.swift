@@ -21,6 +21,7 @@ extension SyncState {
         settlingHeldAnnouncement { sync in
             guard let write = sync.inFlight else { return SyncEffects() }
             var effects = sync.settleWrite()
+            if isWriteResult, Content.writeCommitsRightAfterBase, let row { sync.buildOnStoredForm(of: write, stored: row.value) }
             guard sequence > sync.appliedSequence else { return effects + sync.rebase() }
             // A read applied since the write was sent may show a later commit than the write's
             // result does — even one that started before: a read runs some time after it is
@@ -40,6 +41,18 @@ extension SyncState {
             }
             guard let row else { return effects + sync.delete(at: sequence) }
             return effects + sync.adopt(row, sequence: sequence, byWrite: isWriteResult, seenAfter: isWriteResult ? write.sentAfter : sequence)
+        }
+    }
+
+    /// The server stored a field of `write` otherwise than it was sent — a `real` rounds a
+    /// `Double`, a `BEFORE UPDATE` trigger rewrites it —, and `stored` is the write's own result,
+    /// committed right after its base (nothing between them): an edit of that field made since,
+    /// on the value sent, builds on what was stored, not on another writer's change. Its base
+    /// becomes the stored value, so that it is written, not taken for a conflict.
+    mutating func buildOnStoredForm(of write: Write, stored: Value) {
+        for field in write.fields {
+            guard let edit = pending[field], Content.differing(edit.base, write.snapshot, among: [field]).isEmpty else { continue }
+            pending[field]?.base = stored
         }
     }
 

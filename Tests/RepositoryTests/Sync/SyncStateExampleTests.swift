@@ -81,6 +81,34 @@ struct SyncStateExampleTests {
         #expect(!state.writeSucceeded(result, sequence: 3, isWriteResult: true).reread)
     }
 
+    @Test("the server stores a written column otherwise (a real rounds, a trigger rewrites): a later edit of it, made meanwhile, is written, not a conflict")
+    func laterEditOverAStoredForm() {
+        var state = writing()
+        _ = state.edit(to: TwoColumns(a: 2, b: 0), readsStarted: 1)
+        // The write sent a = 1; the server stored 100 (nothing committed between its base and it).
+        let effects = state.writeSucceeded(Committed(value: TwoColumns(a: 100, b: 0), version: Self.ours), sequence: 2, isWriteResult: true)
+        #expect(effects.reports.isEmpty)
+        #expect(state.value.a == 2)
+        let next = state.nextWrite(readsStarted: 2).0
+        #expect(next?.fields == ["a"])
+        #expect(next?.snapshot.a == 2)
+        #expect(next?.base.value.a == 100)
+    }
+
+    @Test("the same later edit, when a read shows another writer changed the column after that stored form, is a conflict")
+    func laterEditOverAnotherWriter() {
+        var state = writing()
+        _ = state.edit(to: TwoColumns(a: 2, b: 0), readsStarted: 1)
+        _ = state.writeSucceeded(Committed(value: TwoColumns(a: 100, b: 0), version: Self.ours), sequence: 2, isWriteResult: true)
+        let effects = state.applyRead(Committed(value: TwoColumns(a: 50, b: 0), version: 9), sequence: 3)
+        guard case .conflict(_, _, let columns, _, _, .databaseWins)? = effects.reports.first else {
+            Issue.record("no conflict reported: \(effects.reports)")
+            return
+        }
+        #expect(columns == ["a"])
+        #expect(state.value.a == 50)
+    }
+
     @Test("a conflict lost while a later edit of the column waited reports that later value as ours: it is lost too")
     func conflictReportsTheLatestValue() {
         var state = writing()
