@@ -1,12 +1,14 @@
 public import Dispatch
 
 extension ObservableValue where Value: Sendable {
-    /// Calls `handler` on `queue` with every later update, in order. Updates still queued
-    /// when the subscription is cancelled are dropped.
+    /// Calls `handler` on `queue` with every later update, in order and one at a time — also
+    /// on a concurrent queue. Updates still queued when the subscription is cancelled are dropped.
     public func observe(on queue: DispatchQueue, initial: Bool = false,
                         _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription {
         let gate = HandlerGate()
-        let subscription = observe(initial: initial) { update in queue.async { gate.run { handler(update) } } }
+        // A serial queue onto `queue`: a concurrent one would run the handlers at once, out of order.
+        let serial = DispatchQueue(label: "Var.observe(on:)", target: queue)
+        let subscription = observe(initial: initial) { update in serial.async { gate.run { handler(update) } } }
         return Subscription {
             gate.close()
             subscription.cancel()

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import Repository
 import Testing
 
@@ -17,6 +18,30 @@ struct VarDeliveryTests {
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
         #expect(seen.all == Array(1...100))
         subscription.cancel()
+    }
+
+    @Test("delivery on a concurrent queue: in order, one handler at a time, on that queue's threads")
+    func onConcurrentQueue() async throws {
+        let value = Var(0)
+        let queue = DispatchQueue(label: "concurrent observer", attributes: .concurrent)
+        let seen = Recorder<Int>()
+        let running = Running()
+        let subscription = value.observe(on: queue) { update in
+            if running.enter() > 1 { Issue.record("two handlers ran at once") }
+            defer { running.leave() }
+            seen.append(update.new)
+        }
+        for index in 1...5000 { value.value = index }
+        #expect(try await eventually { seen.all.count == 5000 })
+        #expect(seen.all == Array(1...5000))
+        subscription.cancel()
+    }
+
+    /// How many handlers run at once.
+    final class Running: Sendable {
+        private let count = Mutex(0)
+        func enter() -> Int { count.withLock { $0 += 1; return $0 } }
+        func leave() { count.withLock { $0 -= 1 } }
     }
 
     @Test("delivery on the main actor keeps the order")
