@@ -73,11 +73,13 @@ public struct Author: Hashable, Sendable, CustomStringConvertible {
     public var description: String { name }
 }
 
-/// Whether two values differ: `!=` for `Equatable` values, or text spelled otherwise inside
+/// Whether two values differ: `!=` for `Equatable` values unless they are the same bit for bit (a NaN), or text spelled otherwise inside
 /// them (see ``holdsDifferentText(_:_:)``); always true for others, since they cannot be compared.
 func hasChanged<T>(_ old: T, _ new: T) -> Bool {
     guard let equal = equalIfEquatable(old, new) else { return true }
-    return !equal || holdsDifferentText(old, new)
+    // The same bits are the same value, which `==` may deny (a NaN is unequal to itself).
+    if !equal { return !isBitwiseIdentical(old, new) }
+    return holdsDifferentText(old, new)
 }
 
 /// ``hasChanged(_:_:)`` for values of type `T`, with the `Equatable` conformance looked up
@@ -94,7 +96,7 @@ func hasChanged<T>(_ old: T, _ new: T) -> Bool {
     func changed(_ old: Value, _ new: Value) -> Bool
 }
 
-/// `!=` of `E`, for values of a type `Value` that is `E`; for a `String` (or a `String?`), a change of its bytes
+/// `!=` of `E` — unless the two are the same bit for bit (a NaN) —, for values of a type `Value` that is `E`; for a `String` (or a `String?`), a change of its bytes
 /// (`String`'s `==` is canonical equivalence: a precomposed `é` equals `e` and a combining
 /// accent, which are different text to the database); for other values `==` calls equal,
 /// text spelled otherwise inside them (see ``holdsDifferentText(_:_:)``).
@@ -109,7 +111,9 @@ private struct Inequality<Value, E: Equatable>: ChangeTest {
             default: return true
             }
         }
-        return unsafeBitCast(old, to: E.self) != unsafeBitCast(new, to: E.self) || holdsDifferentText(old, new)
+        // The same bits are the same value, which `!=` may deny (a NaN is unequal to itself).
+        if unsafeBitCast(old, to: E.self) != unsafeBitCast(new, to: E.self) { return !isBitwiseIdentical(old, new) }
+        return holdsDifferentText(old, new)
     }
 }
 

@@ -2,7 +2,15 @@ public import IdentifiedCollections
 
 extension Var {
     /// A reference to the property at `keyPath`; writes go back into this value.
-    /// Its observers run only when that property changed (compared with `==` when `Equatable`, and any text inside by its Unicode scalars).
+    /// Its observers run only when that property changed (compared with `==` when `Equatable`
+    /// — a value the same bit for bit, such as a NaN, is unchanged —, and the text inside a
+    /// struct, an array or an optional by its Unicode scalars; inside a dictionary or a set,
+    /// by `==` alone).
+    ///
+    /// Observers read the property from each new value, so a key path that can trap traps
+    /// there, in the code that made the change: `\.tags[1]` once `tags` holds one element.
+    /// For an element of a collection, use `self[\.tags][1]` (observers skip updates after
+    /// which the position does not exist) or `[id:]`.
     @inlinable public subscript<Part>(keyPath: any WritableKeyPath<Value, Part> & Sendable) -> Var<Part> {
         let changed = changeTest(for: Part.self)
         let reader = PartReader(keyPath)

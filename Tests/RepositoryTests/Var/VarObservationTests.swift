@@ -18,6 +18,24 @@ struct VarObservationTests {
         subscription.cancel()
     }
 
+    @Test("a NaN part is not changed by a change elsewhere: its observers and Observation stay quiet; a change to a number is told")
+    func notANumberPart() {
+        struct Sample: Equatable, Sendable { var x: Double; var n: Int }
+        let sample = Var(Sample(x: .nan, n: 0))
+        let told = Recorder<Double>()
+        let fired = Recorder<Bool>()
+        let subscription = sample[\.x].observe { told.append($0.new) }
+        defer { subscription.cancel() }
+        withObservationTracking { _ = sample[\.x].value } onChange: { fired.append(true) }
+        sample[\.n].value = 1
+        sample.update { $0.x = .nan }
+        #expect(told.all.isEmpty)
+        #expect(fired.all.isEmpty)
+        sample[\.x].value = 2
+        #expect(told.all == [2])
+        #expect(fired.all == [true])
+    }
+
     @Test("initial: true sends the current value first, marked initial")
     func initialValue() {
         let count = Var(5)
