@@ -45,7 +45,7 @@ extension LiveRepository {
                 throw error
             }
         }
-        let query = LiveQueryStore(source: source, order: QueryOrder(keys: orderBy), report: report)
+        let query = LiveQueryStore(source: source, order: QueryOrder(keys: orderBy), owner: self, report: report)
         membership.follow { [weak query] ids in ids.map { query?.changed($0) } ?? query?.rerun() }
         // For missing aggregates' announcements, and outages (see ``AggregateMembership``).
         queries.withLock { $0.add(membership) }

@@ -61,10 +61,11 @@ struct IdentityMap: Sendable {
     }
 
     /// The lease of the store registered under `key`, or of the one `make` creates, registered
-    /// now; `make` runs under the map's lock, and must take no lock but the new store's.
-    @usableFromInline mutating func register<Table>(_ key: StoreKey, _ make: () -> LiveStore<Table>) -> (lease: StoreLease<Table>, isNew: Bool) {
+    /// now (its lease keeping `owner`); `make` runs under the map's lock, and must take no lock but the new store's.
+    @usableFromInline mutating func register<Table>(_ key: StoreKey, owner: (any AnyObject & Sendable)? = nil,
+                                                    _ make: () -> LiveStore<Table>) -> (lease: StoreLease<Table>, isNew: Bool) {
         if let raced = self[key]?.lease(as: StoreLease<Table>.self) { return (raced, false) }
-        let fresh = StoreLease(make())
+        let fresh = StoreLease(make(), owner: owner)
         add(fresh, under: key)
         return (fresh, true)
     }

@@ -50,9 +50,10 @@ extension LiveRepository {
         return found.compactMap { $0 }
     }
 
-    /// The lease of the store registered under `key`, or of the one `make` creates, registered now.
+    /// The lease of the store registered under `key`, or of the one `make` creates, registered
+    /// now; the lease keeps this repository open.
     @usableFromInline func register<Table>(_ key: StoreKey, _ make: () -> LiveStore<Table>) -> (lease: StoreLease<Table>, isNew: Bool) {
-        let (registered, count) = identity.withLock { map in (map.register(key, make), map.count) }
+        let (registered, count) = identity.withLock { map in (map.register(key, owner: self, make), map.count) }
         if registered.isNew { metrics.liveValues.record(count) }
         return registered
     }

@@ -23,6 +23,10 @@ public import Logging
 ///   reconnects, every live row is re-read, so nothing committed during an outage is missed.
 /// - Failures are never silent: the handle returns to the database's state, `save()` throws,
 ///   and ``errors`` reports it for writes nobody awaited.
+/// - Live values keep their repository open: a handle, a live query or a live `SELECT` follows
+///   changes for as long as it is held, whether the program still holds the repository or not.
+///   The repository closes once neither it nor any live value from it is held — or at
+///   ``close()``, after which live values stop following changes.
 ///
 /// See <doc:SyncSemantics> for exactly what holds.
 public final class LiveRepository: Sendable {

@@ -9,13 +9,19 @@
 ///
 /// A store whose write is under way keeps its lease (see ``LiveStore/attach(_:)``), so a read
 /// meanwhile finds it, with the edit, even once every handle onto it is gone.
+///
+/// A lease keeps its repository: a handle follows changes for as long as it is held, whether
+/// or not the program still holds the repository (whose release would close it).
 @usableFromInline
 final class StoreLease<Table: LiveTable>: Sendable {
     @usableFromInline let store: LiveStore<Table>
+    /// The repository the store belongs to, kept open by its handles.
+    private let owner: (any AnyObject & Sendable)?
 
-    /// The lease of a store just made (the store refers back to it weakly).
-    init(_ store: LiveStore<Table>) {
+    /// The lease of a store just made (the store refers back to it weakly), which keeps `owner`.
+    init(_ store: LiveStore<Table>, owner: (any AnyObject & Sendable)? = nil) {
         self.store = store
+        self.owner = owner
         store.attach(self)
     }
 

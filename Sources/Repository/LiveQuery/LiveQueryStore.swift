@@ -34,10 +34,14 @@ where Element.ID: Comparable & Sendable {
     /// Told this query's identifier when it goes away (its router forgets it at once, before
     /// the identifier can be reused).
     private let onRelease: (@Sendable (ObjectIdentifier) -> Void)?
+    /// The repository the query belongs to, kept open by its handles (as ``StoreLease`` does).
+    private let owner: (any AnyObject & Sendable)?
 
     init(source: QuerySource<Element>, order: QueryOrder<Element>, router: (any AnyObject & Sendable)? = nil,
-         onRelease: (@Sendable (ObjectIdentifier) -> Void)? = nil, report: @escaping @Sendable (LiveRecordError) -> Void) {
+         onRelease: (@Sendable (ObjectIdentifier) -> Void)? = nil, owner: (any AnyObject & Sendable)? = nil,
+         report: @escaping @Sendable (LiveRecordError) -> Void) {
         self.source = source
+        self.owner = owner
         self.report = report
         self.router = router
         self.onRelease = onRelease

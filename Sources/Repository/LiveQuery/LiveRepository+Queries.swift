@@ -55,7 +55,7 @@ extension LiveRepository {
         if let pass { router.use(pass) }
         try await waitUntilListening()
         let query = LiveQueryStore(source: recordQuerySource(table, predicate), order: QueryOrder(keys: orderBy),
-                                   router: router, onRelease: { [weak router] in router?.forget($0) }, report: report)
+                                   router: router, onRelease: { [weak router] in router?.forget($0) }, owner: self, report: report)
         try await router.load(query, predicate)
         return query
     }

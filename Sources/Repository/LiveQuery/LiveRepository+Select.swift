@@ -62,7 +62,7 @@ extension LiveRepository {
         let followed = try await tablesFollowed(by: sql, values, naming: tables)
         let number = await sequence.nextRead()
         let initial = try decode(await firstRun(sql, values))
-        let select = LiveSelect(tables: followed, initial: initial, report: report) { [database, reads, sequence] in
+        let select = LiveSelect(tables: followed, initial: initial, owner: self, report: report) { [database, reads, sequence] in
             // Run again on a change: once the change is visible to it (see ``ReadSequence/holdReads()``).
             await sequence.readsMayStart()
             let result = try await database.query(sql, values)

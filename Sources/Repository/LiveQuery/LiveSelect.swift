@@ -11,11 +11,14 @@ final class LiveSelect<Value: Equatable & Sendable>: @unchecked Sendable {
     private let report: @Sendable (LiveRecordError) -> Void
     private let cell: VarStore<Value>
     private let schedule = Locked(RerunSchedule())
+    /// The repository it belongs to, kept open while the result is held.
+    private let owner: (any AnyObject & Sendable)?
 
     /// A result first read by `run` (whose rows are `initial`), then kept current; `tables` are
-    /// the tables it follows, each with its name as messages show it.
-    init(tables: [(name: String, shown: String)], initial: Value, report: @escaping @Sendable (LiveRecordError) -> Void,
-         run: @escaping @Sendable () async throws -> Value) {
+    /// the tables it follows, each with its name as messages show it; it keeps `owner`.
+    init(tables: [(name: String, shown: String)], initial: Value, owner: (any AnyObject & Sendable)? = nil,
+         report: @escaping @Sendable (LiveRecordError) -> Void, run: @escaping @Sendable () async throws -> Value) {
+        self.owner = owner
         self.tables = Set(tables.map(\.name))
         shownTables = Set(tables.map(\.shown)).sorted().joined(separator: ", ")
         self.run = run
