@@ -56,7 +56,7 @@ struct MigrateCommand: AsyncParsableCommand {
         let message = switch error {
         case let error as MigrationError: error.message
         case let error as PostgresError: error.description
-        case let error as LocalServerError: error.message
+        case let error as LocalServerError: "\(error)"
         case let error as MigrateFailure: error.message
         case let error as ArgumentEncoding.Invalid: error.description
         default: self.message(for: error)

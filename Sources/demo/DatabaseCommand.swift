@@ -59,9 +59,11 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         func run() async throws {
             let directory = DemoSession.localDirectory
-            if let server = try await LocalServer.running(in: directory) { try await server.stop() }
-            if FileManager.default.fileExists(atPath: directory) {
-                try FileManager.default.removeItem(atPath: directory)
+            // Only what the local server made there: other files stay, and so does the directory then.
+            let deleted = try await LocalServer.delete(directory: directory)
+            guard deleted else {
+                return print(output.json ? Output.encode(ServerAction(directory: directory, deleted: false))
+                             : "There is no local database in \(TerminalText.escaped(directory)). " + (usesDatabaseURL ?? "The next demo command starts one."))
             }
             print(output.json ? Output.encode(ServerAction(directory: directory, deleted: true))
                   : "Deleted the local database in \(TerminalText.escaped(directory)). " + (usesDatabaseURL ?? "The next demo command starts a fresh one."))

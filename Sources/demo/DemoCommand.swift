@@ -50,7 +50,7 @@ struct DemoCommand: AsyncParsableCommand {
         case let error as AddressBookError: message = error.description
         case let error as LiveRecordError: message = error.description
         case let error as PostgresError: message = error.description
-        case let error as LocalServerError: message = error.message
+        case let error as LocalServerError: message = "\(error)"
         case let error as MigrationError: message = error.message
         case let error as DemoError: message = error.message
         case let error as ArgumentEncoding.Invalid: message = error.description

@@ -18,7 +18,9 @@ public final class LocalServer: Sendable {
         /// A temporary directory, fsync off, deleted on ``LocalServer/stop()`` — and by a
         /// watchdog if this process dies first. For tests.
         case throwaway
-        /// A data directory kept across runs; a server already running there is reused.
+        /// A data directory kept across runs; a server already running there is reused. The
+        /// directory is made if missing; an existing one must be empty or a local server's
+        /// (``LocalServer/delete(directory:)`` deletes only what the server made there).
         case persistent(directory: String)
     }
 
@@ -78,13 +80,27 @@ public final class LocalServer: Sendable {
     ///   missing, or carrying `initdb`'s / the server log's words when they fail.
     ///   A relative persistent directory is taken from the current directory. A failed start
     ///   removes what it created (a throwaway directory, or a persistent one it made itself).
+    ///   A persistent server already running is reused when it listens as asked: on TCP when
+    ///   `tcpPort` is 0, on that port when it is one; otherwise this throws.
     public static func start(_ mode: Mode = .throwaway, tcpPort: Int? = nil, tcpAddress: String = "127.0.0.1") async throws -> LocalServer {
         let binaries = try await ServerBinaries.locate()
         let (directory, created) = try prepareDirectory(for: mode)
+        // From the start: a throwaway directory goes also when this process dies while `initdb` runs.
+        var watchdog: Int32?
         do {
-            return try await start(mode, in: directory, tcpPort: tcpPort, tcpAddress: tcpAddress, binaries: binaries)
+            if mode == .throwaway { watchdog = try startWatchdog(for: directory) }
+            let server = try await start(mode, in: directory, tcpPort: tcpPort, tcpAddress: tcpAddress, binaries: binaries)
+            server.watchdogPipe.withLock { $0 = watchdog }
+            return server
+        } catch var error as LocalServerError where created {
+            removeCreated(directory)
+            watchdog.map { _ = close($0) }
+            // The log went with the directory.
+            error.logFile = nil
+            throw error
         } catch {
-            if created { try? FileManager.default.removeItem(atPath: directory) }
+            if created { removeCreated(directory) }
+            watchdog.map { _ = close($0) }
             throw error
         }
     }
@@ -104,30 +120,35 @@ public final class LocalServer: Sendable {
         defer { withExtendedLifetime(startLock) {} }  // held until the server runs
         if case .persistent = mode {
             startLock = try await StartLock.acquire(for: directory)
-            if let running = try await server.runningInstance() { return running }
+            if let running = try await server.runningInstance() { return try running.listening(asAskedBy: tcpPort) }
         }
         if !FileManager.default.fileExists(atPath: server.dataDirectory + "/PG_VERSION") {
             try await server.initializeCluster(binaries)
         }
+        try server.includeSettings()
         try server.writeSettings()
         // A pid file left by a server that died (its pid perhaps reused by another program)
         // would make the new server refuse to start.
         if server.processID == nil { try? FileManager.default.removeItem(atPath: server.dataDirectory + "/postmaster.pid") }
+        // The log's earlier lines tell of earlier runs: a failure is told by what this start wrote.
+        let logStart = (try? FileManager.default.attributesOfItem(atPath: server.logFile)[.size] as? Int) ?? 0
         do {
             _ = try await ShellCommand.run(binaries.pgCtl, ["-D", server.dataDirectory, "-l", server.logFile, "-w", "-t", "60", "start"])
         } catch {
-            throw LocalServerError("the server in \(directory) did not start: \(server.logCause() ?? "\(error)") (log: \(server.logFile))")
-        }
-        if mode == .throwaway {
-            try server.startWatchdog()
+            throw LocalServerError("the server in \(directory) did not start: \(server.logCause(from: logStart) ?? "\(error)")", logFile: server.logFile)
         }
         return server
     }
 
     /// The persistent server running in `directory`, if one is; nil otherwise. Starts nothing.
+    /// - Throws: ``LocalServerError`` when this process may not look into the directory's
+    ///   cluster (another user's server), so cannot tell.
     public static func running(in directory: String) async throws -> LocalServer? {
-        try await LocalServer(mode: .persistent(directory: directory), directory: directory, port: 5432, listensOnTCP: false)
-            .runningInstance()
+        let server = LocalServer(mode: .persistent(directory: directory), directory: directory, port: 5432, listensOnTCP: false)
+        if access(server.dataDirectory, F_OK) == 0, access(server.dataDirectory, R_OK | X_OK) != 0 {
+            throw LocalServerError("cannot tell whether a server runs in \(TerminalText.escaped(directory, limit: 400)): \(String(cString: strerror(errno))) reading its cluster (it belongs to another user)")
+        }
+        return try await server.runningInstance()
     }
 
     /// Stops the server and waits until its processes are gone; a throwaway server's
@@ -147,6 +168,7 @@ public final class LocalServer: Sendable {
             try? FileManager.default.removeItem(atPath: directory)
             releaseWatchdog()
         }
+        removeSocketDirectory()
     }
 
     /// The postmaster's process ID while it runs (from `postmaster.pid`), else nil — also when

@@ -61,12 +61,15 @@ public struct LocalServerError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// The whole output of the program that failed, if one did.
     public let output: String?
+    /// The server's log, when it tells more and is still there.
+    public internal(set) var logFile: String?
 
-    init(_ message: String, output: String? = nil) {
+    init(_ message: String, output: String? = nil, logFile: String? = nil) {
         self.message = message
         self.output = output
+        self.logFile = logFile
     }
 
-    /// The message.
-    public var description: String { message }
+    /// The message, and where the log is.
+    public var description: String { message + (logFile.map { " (log: \($0))" } ?? "") }
 }

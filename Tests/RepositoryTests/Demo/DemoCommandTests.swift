@@ -191,6 +191,24 @@ struct DemoCommandTests {
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 
+    @Test("DEMO_DATA_DIRECTORY naming a directory of other files: refused in one line; db reset deletes none of them")
+    func foreignDataDirectory() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/demo-project-\(UInt32.random(in: 0...UInt32.max))"
+        defer {
+            try? FileManager.default.removeItem(atPath: directory)
+            try? FileManager.default.removeItem(atPath: directory + ".lock")
+        }
+        try FileManager.default.createDirectory(atPath: directory + "/src", withIntermediateDirectories: true)
+        try "notes".write(toFile: directory + "/README", atomically: true, encoding: .utf8)
+        let local = DemoProcess(environment: ["DEMO_DATA_DIRECTORY": directory, "DATABASE_URL": ""])
+        let list = try await local.run("list")
+        #expect(list.status != 0 && list.errors.contains("already holds files a local server did not make (README, src)"), "\(list.errors)")
+        #expect(list.errors.split(separator: "\n").count == 1)
+        let reset = try await local.run("db", "reset")
+        #expect(reset.status == 0, "\(reset.errors)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory)) == ["README", "src"])
+    }
+
     @Test("two demos started at once on a fresh machine share one new server")
     func simultaneousFirstStart() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/demo-\(UInt32.random(in: 0...UInt32.max))"

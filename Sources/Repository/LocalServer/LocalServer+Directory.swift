@@ -1,0 +1,69 @@
+import Foundation
+
+/// What a local server keeps in its directory, and deleting it: only what the server made, so
+/// that a directory that held other files is never taken over, nor emptied.
+extension LocalServer {
+    /// Whether `name`, an entry of a server's directory, is one a local server makes: its
+    /// cluster (`data`, and a cluster being made), its log, and its socket and the socket's lock.
+    static func isOwnEntry(_ name: String) -> Bool {
+        name == "data" || name == "server.log" || name.hasPrefix(stagingPrefix) || name.hasPrefix(".s.PGSQL.")
+    }
+
+    /// The start of the name of a cluster `initdb` is making, renamed to `data` once complete.
+    static let stagingPrefix = "data.initializing-"
+
+    /// Refuses an existing directory holding files no local server made: a server there would
+    /// take it over (as root, its owner becomes the server's account), and deleting the server
+    /// would delete them.
+    static func refuseForeignEntries(in path: String) throws {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let foreign = entries.filter { !isOwnEntry($0) }.sorted()
+        guard !foreign.isEmpty else { return }
+        let shown = foreign.prefix(3).map { TerminalText.escaped($0, limit: 80) }.joined(separator: ", ") + (foreign.count > 3 ? ", …" : "")
+        throw LocalServerError("\(TerminalText.escaped(path, limit: 400)) already holds files a local server did not make (\(shown)): give the server a directory of its own, empty or new")
+    }
+
+    /// Stops the persistent server running in `directory`, if one is, and deletes what local
+    /// servers made there — the cluster, the log, the socket —, then the directory itself when
+    /// nothing else is left in it. Files a local server did not make stay, with the directory.
+    /// Waits for a server starting there meanwhile (as ``start(_:tcpPort:tcpAddress:)`` does).
+    /// - Returns: Whether a server was stopped or anything it made was there to delete.
+    /// - Throws: ``LocalServerError`` saying what could not be deleted, and why.
+    @discardableResult
+    public static func delete(directory: String) async throws -> Bool {
+        let path = URL(fileURLWithPath: directory).standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: path) else { return false }
+        let lock = try await StartLock.acquire(for: path)
+        defer { withExtendedLifetime(lock) {} }
+        var deleted = false
+        if let server = try await running(in: path) {
+            try await server.stop()
+            server.removeSocketDirectory()
+            deleted = true
+        }
+        let entries: [String]
+        do {
+            entries = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw LocalServerError("could not read the server's directory \(TerminalText.escaped(path, limit: 400)): \(reason(error))")
+        }
+        for entry in entries where isOwnEntry(entry) {
+            do {
+                try FileManager.default.removeItem(atPath: path + "/" + entry)
+            } catch {
+                throw LocalServerError("could not delete \(TerminalText.escaped(path + "/" + entry, limit: 400)): \(reason(error))")
+            }
+            deleted = true
+        }
+        // Left where other files are: `rmdir` removes only an empty directory.
+        rmdir(path)
+        return deleted
+    }
+
+    /// Removes the private socket directory under the temporary directory, if this server used
+    /// one (see ``socketDirectory``) and nothing is left in it.
+    func removeSocketDirectory() {
+        guard socketDirectory != directory else { return }
+        rmdir(socketDirectory)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+@testable import Repository
+import Testing
+
+/// A persistent server's directory holds what the server made, and only that is deleted; a
+/// start cut short leaves nothing that a later start takes for a made cluster.
+@Suite("Local server directories")
+struct LocalServerDirectoryTests {
+    static func scratch(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.path + "/\(name)-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    static func owner(of path: String) throws -> UInt32 {
+        try #require(FileManager.default.attributesOfItem(atPath: path)[.ownerAccountID] as? UInt32)
+    }
+
+    @Test("a directory holding files no server made is refused, left as it was; delete(directory:) deletes only what the server made")
+    func foreignFiles() async throws {
+        let directory = Self.scratch("project")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/src", withIntermediateDirectories: true)
+        try "code".write(toFile: directory + "/src/main.swift", atomically: true, encoding: .utf8)
+        let owner = try Self.owner(of: directory)
+        let error = await #expect(throws: LocalServerError.self) { try await LocalServer.start(.persistent(directory: directory)) }
+        #expect(error?.message.contains("already holds files a local server did not make (src)") == true, "\(error.map { "\($0)" } ?? "")")
+        #expect(try Self.owner(of: directory) == owner)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["src"])
+        #expect(try await LocalServer.delete(directory: directory) == false)  // nothing of a server there
+        #expect(FileManager.default.fileExists(atPath: directory + "/src/main.swift"))
+
+        // Files added beside a server's: deleting it leaves them, and the directory.
+        let server = Self.scratch("server")
+        defer { try? FileManager.default.removeItem(atPath: server) }
+        try await LocalServer.start(.persistent(directory: server)).stop()
+        try "notes".write(toFile: server + "/notes.txt", atomically: true, encoding: .utf8)
+        #expect(try await LocalServer.delete(directory: server))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server) == ["notes.txt"])
+        // A server's alone, running: stopped, and the directory goes.
+        let alone = Self.scratch("alone")
+        _ = try await LocalServer.start(.persistent(directory: alone))
+        #expect(try await LocalServer.delete(directory: alone))
+        #expect(!FileManager.default.fileExists(atPath: alone))
+        #expect(try await LocalServer.delete(directory: alone) == false)
+    }
+
+    @Test("a first start cut short — a half-made cluster, a data/ without PG_VERSION — is made again; a cluster missing the settings' include gets it")
+    func interruptedFirstStart() async throws {
+        let directory = Self.scratch("interrupted")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/data.initializing-1-2/base", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory + "/data/global", withIntermediateDirectories: true)
+        let server = try await LocalServer.start(.persistent(directory: directory))
+        let database = Database(server.configuration, maximumConnections: 1)
+        #expect(try await database.query("SHOW wal_level")[0].decode(String.self, at: 0) == "logical")
+        database.close()
+        try await server.stop()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("data.") }.isEmpty)
+
+        // What an interrupted start of an earlier version left: a cluster without the include line.
+        let configuration = server.dataDirectory + "/postgresql.conf"
+        let settings = try String(contentsOfFile: configuration, encoding: .utf8)
+        try settings.replacingOccurrences(of: "include_if_exists = 'local_server.conf'", with: "").write(toFile: configuration, atomically: false, encoding: .utf8)
+        let again = try await LocalServer.start(.persistent(directory: directory))
+        let reopened = Database(again.configuration, maximumConnections: 1)
+        #expect(try await reopened.query("SHOW max_connections")[0].decode(String.self, at: 0) == "300")
+        reopened.close()
+        try await again.stop()
+    }
+
+    @Test("a failed start is told by what it wrote to the log, not by an older line")
+    func staleLogLine() async throws {
+        let directory = Self.scratch("stale-log")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try await LocalServer.start(.persistent(directory: directory))
+        try await first.stop()
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: first.logFile))
+        log.seekToEndOfFile()
+        log.write(Data("2026-01-01 00:00:00 UTC [1] FATAL:  database \"old\" does not exist\n".utf8))
+        try log.close()
+        // A port this test holds, so that the server cannot listen.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0,
+                                  sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound && listen(listener, 1) == 0)
+        let error = await #expect(throws: LocalServerError.self) {
+            try await LocalServer.start(.persistent(directory: directory), tcpPort: Int(UInt16(bigEndian: address.sin_port)))
+        }
+        let message = error?.message ?? ""
+        #expect(!message.contains("\"old\""), "\(message)")
+        #expect(message.contains("Address already in use") || message.contains("could not create"), "\(message)")
+        #expect(error?.logFile == first.logFile)
+    }
+
+    @Test("a server running on its unix socket only is not reused for a start that asks for TCP: refused, saying so")
+    func runningWithoutTCP() async throws {
+        let directory = Self.scratch("socket-only")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await LocalServer.start(.persistent(directory: directory))
+        let error = await #expect(throws: LocalServerError.self) { try await LocalServer.start(.persistent(directory: directory), tcpPort: 0) }
+        #expect(error?.message.contains("listens on its unix socket only, not on a TCP port as asked") == true, "\(error.map { "\($0)" } ?? "")")
+        #expect(try await LocalServer.start(.persistent(directory: directory)).processID == server.processID)
+        try await server.stop()
+    }
+}
