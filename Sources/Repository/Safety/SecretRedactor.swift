@@ -50,11 +50,19 @@ public struct SecretRedactor: Sendable {
         pieces = Self.longestFirst(Set(pieces).union(parts.subtracting(secrets)))
     }
 
-    /// `text` with every known secret replaced by `***`.
+    /// `text` with every known secret replaced by `***`: wherever it appears — or, for a
+    /// password shorter than ``wordLength`` characters, where it stands apart from letters and
+    /// digits (as a piece does), so that the password `app` leaves `applied` whole.
     public func redact(_ text: String) -> String {
-        let whole = secrets.reduce(text) { text, secret in text.replacingOccurrences(of: secret, with: "***") }
+        let whole = secrets.reduce(text) { text, secret in
+            secret.count < Self.wordLength ? Self.replacingStandalone(secret, in: text) : text.replacingOccurrences(of: secret, with: "***")
+        }
         return pieces.reduce(whole) { text, piece in Self.replacingStandalone(piece, in: text) }
     }
+
+    /// Passwords this long or longer are removed also inside words: one that long found in a
+    /// word is the password, not a word that happens to hold it.
+    public static let wordLength = 8
 
     private static func longestFirst(_ texts: Set<String>) -> [String] {
         texts.sorted { $0.count > $1.count || ($0.count == $1.count && $0 < $1) }

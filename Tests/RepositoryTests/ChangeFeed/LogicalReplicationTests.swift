@@ -157,9 +157,9 @@ struct LogicalReplicationTests {
     @Test("a role without the REPLICATION attribute gets a one-line error naming it, and the feed keeps trying")
     func roleWithoutReplication() async throws {
         let role = "plain_\(UInt32.random(in: 0...UInt32.max))"
-        try await database.query("CREATE ROLE \(role) LOGIN")
+        try await database.query("CREATE ROLE \(role) LOGIN PASSWORD 'role-pw'")
         try await database.query("GRANT ALL ON notes TO \(role)")
-        let feed = ChangeFeed(configuration.user(role), source: .logicalReplication)
+        let feed = ChangeFeed(configuration.user(role, password: "role-pw"), source: .logicalReplication)
         defer { feed.stop() }
         let log = FeedLog(feed)
         #expect(try await eventually { log.disconnections == 1 })

@@ -10,9 +10,9 @@ struct FailedRereadTests {
     func refusedForAWhile() async throws {
         let database = try await makeContactsDatabase()
         let role = "reader_\(UInt32.random(in: 0...UInt32.max))"
-        try await TestServer.admin.value.query("CREATE ROLE \(role) LOGIN")
+        try await TestServer.admin.value.query("CREATE ROLE \(role) LOGIN PASSWORD 'role-pw'")
         try await database.query("GRANT SELECT, UPDATE ON contacts TO \(role)")
-        let limited = Database(database.configuration.user(role))
+        let limited = Database(database.configuration.user(role, password: "role-pw"))
         defer { limited.close() }
         // One repository re-reads the handle's row itself; the other through its live query's router.
         let records = LiveRepository(limited), queries = LiveRepository(limited)

@@ -59,13 +59,13 @@ struct PoolFaultTests {
         let database = try await makeContactsDatabase()
         let role = "limited_\(UInt32.random(in: 0...UInt32.max))"
         // Not a superuser: superusers are exempt from connection limits.
-        try await TestServer.admin.value.query("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 1")
+        try await TestServer.admin.value.query("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 1 PASSWORD 'role-pw'")
         try await database.query("GRANT SELECT, UPDATE ON contacts TO \(role)")
         func connections() async throws -> Int {
             try await TestServer.admin.value.query("SELECT count(*) FROM pg_stat_activity WHERE usename = $1", [role])[0].decode(Int.self, at: 0)
         }
         // (1) The change feed holds the only connection there is.
-        let limited = Database(database.configuration.user(role), maximumConnections: 4)
+        let limited = Database(database.configuration.user(role, password: "role-pw"), maximumConnections: 4)
         let repository = LiveRepository(limited)
         #expect(try await eventually { try await connections() == 1 })
         var started = ContinuousClock.now
@@ -75,9 +75,9 @@ struct PoolFaultTests {
         repository.close()
         limited.close()
         #expect(try await eventually { try await connections() == 0 })
-        let squatter = Database(database.configuration.user(role), maximumConnections: 1)
+        let squatter = Database(database.configuration.user(role, password: "role-pw"), maximumConnections: 1)
         try await squatter.query("SELECT 1")
-        let blocked = Database(database.configuration.user(role), maximumConnections: 4)
+        let blocked = Database(database.configuration.user(role, password: "role-pw"), maximumConnections: 4)
         let starved = LiveRepository(blocked)
         started = ContinuousClock.now
         let second = await Result { try await starved.read(Contact.self, id: 1) }
@@ -105,10 +105,10 @@ struct PoolFaultTests {
         let role = "scarce_\(UInt32.random(in: 0...UInt32.max))"
         // Not a superuser: superusers are exempt from connection limits. The feed takes one.
         // (Through the test's own pool: the shared admin pool is busy in a full run.)
-        try await database.query("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 2")
+        try await database.query("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 2 PASSWORD 'role-pw'")
         try await database.query("GRANT SELECT, UPDATE ON contacts TO \(role)")
         try await database.query("GRANT USAGE ON SCHEMA live TO \(role)")  // the announcing trigger's functions
-        let scarce = Database(database.configuration.user(role), maximumConnections: 4)
+        let scarce = Database(database.configuration.user(role, password: "role-pw"), maximumConnections: 4)
         let repository = LiveRepository(scarce)
         // The feed connects first (else the pool's attempts may take its place, and it reports that).
         #expect(try await eventually {
@@ -143,8 +143,8 @@ struct PoolFaultTests {
     func refusedWhileHoldingTheOnlyConnection() async throws {
         let database = try await TestServer.makeDatabase(maximumConnections: 1)
         let role = "single_\(UInt32.random(in: 0...UInt32.max))"
-        try await database.query("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 1")  // not through the busy shared admin pool
-        var configuration = database.configuration.user(role)
+        try await database.query("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 1 PASSWORD 'role-pw'")  // not through the busy shared admin pool
+        var configuration = database.configuration.user(role, password: "role-pw")
         configuration.connectTimeout = 2
         let single = Database(configuration, maximumConnections: 4)
         let outcome = await Result { try await single.transaction { _ in try await single.query("SELECT 1") } }

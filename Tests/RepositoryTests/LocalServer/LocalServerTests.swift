@@ -37,4 +37,18 @@ struct LocalServerTests {
         try await restarted.stop()
         #expect(FileManager.default.fileExists(atPath: directory + "/data/PG_VERSION"))
     }
+
+    @Test("docker-compose.yml's server has the settings LocalServer gives its own: logical WAL, connections, WAL senders, slots")
+    func composeSettings() async throws {
+        let server = try await LocalServer.start(.throwaway)
+        defer { Task { try? await server.stop() } }
+        let settings = try String(contentsOfFile: server.dataDirectory + "/local_server.conf", encoding: .utf8)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let compose = try String(contentsOf: root.appendingPathComponent("docker-compose.yml"), encoding: .utf8)
+        for name in ["wal_level", "max_connections", "max_wal_senders", "max_replication_slots"] {
+            let line = try #require(settings.split(separator: "\n").first { $0.hasPrefix(name + " = ") })
+            let value = line.dropFirst(name.count + 3)
+            #expect(compose.contains("\"-c\", \"\(name)=\(value)\""), "\(name) = \(value) is not in docker-compose.yml")
+        }
+    }
 }

@@ -124,6 +124,12 @@ struct SecretLeakTests {
         words.scan("host=h password='correct horse battery staple' dbname=d")
         #expect(words.redact("password authentication failed for user \"app\"") == "password authentication failed for user \"app\"")
         #expect(words.redact("invalid value \"horse\" for option; correct horse battery staple") == "invalid value \"***\" for option; ***")
+        // A short password (docker compose's `app`) stays inside words, and goes where it stands alone.
+        let short = SecretRedactor(scanning: ["postgres://app:app@localhost:5432/app"])
+        #expect(short.redact("its columns are id integer, applied text; database \"apps\"; postgres://app:app@localhost; password \"app\"")
+                == "its columns are id integer, applied text; database \"apps\"; postgres://***:***@localhost; password \"***\"")
+        // A long one goes also from inside a word.
+        #expect(SecretRedactor(scanning: ["postgres://u:S3kr1tPwx9@h/d"]).redact("xS3kr1tPwx9y") == "x***y")
     }
 
     @Test("a password written in a statement (CREATE ROLE … PASSWORD) is hidden where an error shows the statement, in any quoting, also when the statement is cut short")
