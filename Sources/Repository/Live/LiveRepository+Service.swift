@@ -41,11 +41,13 @@ extension LiveRepository: Service {
         }
         // Counted, not inferred from which wait ended first: a shutdown cancelled meanwhile
         // ends both at once, with nothing pending or not.
-        let unsettled = live.filter(\.hasUnsettledEdits).count
-        let settled = unsettled == 0
+        let unsettled = live.filter(\.hasUnsettledEdits)
+        let settled = unsettled.isEmpty
         if !settled {
+            // Which rows, a few of them: their edits may be lost.
+            let rows = unsettled.prefix(5).map { "\($0.shownTableName) \(TerminalText.escaped($0.keyText, limit: 100))" }.joined(separator: "; ") + (unsettled.count > 5 ? "; …" : "")
             logger.warning(Task.isCancelled ? "shutdown was cancelled before pending writes finished" : "pending writes did not finish before shutdown",
-                           metadata: ["timeout": "\(timeout)", "live_values_unsettled": "\(unsettled)"])
+                           metadata: ["timeout": "\(timeout)", "live_values_unsettled": "\(unsettled.count)", "rows": "\(rows)"])
         }
         close()
         await feed.waitUntilStopped()

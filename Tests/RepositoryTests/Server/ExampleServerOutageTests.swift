@@ -17,7 +17,7 @@ struct ExampleServerOutageTests {
         return (status, retryAfter, body)
     }
 
-    @Test("Connections refused and the server's backends ended: a person the server holds answers from memory, an id it must read and a client's own live query answer 503, Retry-After 1, one line; once connections are allowed again, 200")
+    @Test("Connections refused and the server's backends ended: a person the server holds answers from memory, an id it must read, a client's own live query and a PATCH answer 503, Retry-After 1, one line; once connections are allowed again, 200")
     func databaseRefusesConnections() async throws {
         let database = try await TestServer.makeDatabase()
         try await AddressBook.migrate(database)
@@ -35,6 +35,12 @@ struct ExampleServerOutageTests {
             #expect(answer.retryAfter == "1", "\(path)")
             #expect(answer.body == #"{"error":{"message":"the database is unavailable; try again"}}"#, "\(path)")
         }
+        // A write the database cannot take: 503 and Retry-After as well, with what became of it.
+        let patch = try await ExampleServer.curl("-i", "--max-time", "15", "-X", "PATCH", "-H", "Content-Type: application/json",
+                                                 "-d", #"{"name":"Ada Lovelace"}"#, "\(server.base)/people/\(ada)")
+        #expect(patch.hasPrefix("HTTP/1.1 503"), "\(patch)")
+        #expect(patch.lowercased().contains("retry-after: 1"), "\(patch)")
+        #expect(patch.contains("the name was not saved"), "\(patch)")
 
         try await psql("ALTER DATABASE \(SQLIdentifier.quoted(name)) ALLOW_CONNECTIONS true", database: other)
         let missing = try await eventually { try await get("\(server.base)/people/\(ada + 1000)").status == 404 }

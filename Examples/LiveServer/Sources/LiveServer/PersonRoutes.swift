@@ -53,9 +53,11 @@ struct PersonRoutes: Sendable {
             if let reason = error.databaseRefusal {
                 throw HTTPError(.unprocessableContent, message: "the name was not saved: the database refused it: \(reason)")
             }
-            throw HTTPError(error.mayHaveCommitted ? .serviceUnavailable : error.isDeletion ? .notFound : .serviceUnavailable,
+            if error.isDeletion { throw HTTPError(.notFound, message: "this person was deleted") }
+            // As every 503 (``DatabaseUnavailable``): the same request later may succeed.
+            throw HTTPError(.serviceUnavailable, headers: [.retryAfter: "1"],
                             message: error.mayHaveCommitted ? "the database connection was lost after the write was sent: it may have committed"
-                                : error.isDeletion ? "this person was deleted" : "the name was not saved: the database could not take the write")
+                                : "the name was not saved: the database could not take the write")
         }
     }
 
