@@ -77,18 +77,10 @@ struct LocalServerDirectoryTests {
         log.seekToEndOfFile()
         log.write(Data("2026-01-01 00:00:00 UTC [1] FATAL:  database \"old\" does not exist\n".utf8))
         try log.close()
-        // A port this test holds, so that the server cannot listen.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
-        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0,
-                                  sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        try #require(bound && listen(listener, 1) == 0)
+        let held = try HeldPort()  // so that the server cannot listen
+        defer { withExtendedLifetime(held) {} }
         let error = await #expect(throws: LocalServerError.self) {
-            try await LocalServer.start(.persistent(directory: directory), tcpPort: Int(UInt16(bigEndian: address.sin_port)))
+            try await LocalServer.start(.persistent(directory: directory), tcpPort: held.port)
         }
         let message = error?.message ?? ""
         #expect(!message.contains("\"old\""), "\(message)")

@@ -129,18 +129,9 @@ struct LocalServerStartupTests {
 
     @Test("a throwaway server whose port is taken fails, naming the cause, and leaves no directory behind")
     func portInUse() async throws {
-        // A port this test holds: bound to port 0, the kernel's choice, so no other test takes it.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
-        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0,
-                                  sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        try #require(bound && listen(listener, 1) == 0)
-        let port = Int(UInt16(bigEndian: address.sin_port))
-        let error = await #expect(throws: LocalServerError.self) { try await LocalServer.start(.throwaway, tcpPort: port) }
+        let held = try HeldPort()
+        defer { withExtendedLifetime(held) {} }
+        let error = await #expect(throws: LocalServerError.self) { try await LocalServer.start(.throwaway, tcpPort: held.port) }
         let message = error?.message ?? ""
         // The log went with the directory: the message does not point at it.
         #expect(error?.logFile == nil && !"\(error.map { "\($0)" } ?? "")".contains("log:"), "\(message)")
