@@ -6,17 +6,13 @@ import Testing
 /// start cut short leaves nothing that a later start takes for a made cluster.
 @Suite("Local server directories")
 struct LocalServerDirectoryTests {
-    static func scratch(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.path + "/\(name)-\(UInt32.random(in: 0...UInt32.max))"
-    }
-
     static func owner(of path: String) throws -> UInt32 {
         try #require(FileManager.default.attributesOfItem(atPath: path)[.ownerAccountID] as? UInt32)
     }
 
     @Test("a directory holding files no server made is refused, left as it was; delete(directory:) deletes only what the server made")
     func foreignFiles() async throws {
-        let directory = Self.scratch("project")
+        let directory = LocalServerStartupTests.scratch("project")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory + "/src", withIntermediateDirectories: true)
         try "code".write(toFile: directory + "/src/main.swift", atomically: true, encoding: .utf8)
@@ -29,14 +25,14 @@ struct LocalServerDirectoryTests {
         #expect(FileManager.default.fileExists(atPath: directory + "/src/main.swift"))
 
         // Files added beside a server's: deleting it leaves them, and the directory.
-        let server = Self.scratch("server")
+        let server = LocalServerStartupTests.scratch("server")
         defer { try? FileManager.default.removeItem(atPath: server) }
         try await LocalServer.start(.persistent(directory: server)).stop()
         try "notes".write(toFile: server + "/notes.txt", atomically: true, encoding: .utf8)
         #expect(try await LocalServer.delete(directory: server))
         #expect(try FileManager.default.contentsOfDirectory(atPath: server) == ["notes.txt"])
         // A server's alone, running: stopped, and the directory goes.
-        let alone = Self.scratch("alone")
+        let alone = LocalServerStartupTests.scratch("alone")
         _ = try await LocalServer.start(.persistent(directory: alone))
         #expect(try await LocalServer.delete(directory: alone))
         #expect(!FileManager.default.fileExists(atPath: alone))
@@ -45,7 +41,7 @@ struct LocalServerDirectoryTests {
 
     @Test("a first start cut short — a half-made cluster, a data/ without PG_VERSION — is made again; a cluster missing the settings' include gets it")
     func interruptedFirstStart() async throws {
-        let directory = Self.scratch("interrupted")
+        let directory = LocalServerStartupTests.scratch("interrupted")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory + "/data.initializing-1-2/base", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/data/global", withIntermediateDirectories: true)
@@ -69,7 +65,7 @@ struct LocalServerDirectoryTests {
 
     @Test("a failed start is told by what it wrote to the log, not by an older line")
     func staleLogLine() async throws {
-        let directory = Self.scratch("stale-log")
+        let directory = LocalServerStartupTests.scratch("stale-log")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let first = try await LocalServer.start(.persistent(directory: directory))
         try await first.stop()
@@ -90,7 +86,7 @@ struct LocalServerDirectoryTests {
 
     @Test("a server running on its unix socket only is not reused for a start that asks for TCP: refused, saying so")
     func runningWithoutTCP() async throws {
-        let directory = Self.scratch("socket-only")
+        let directory = LocalServerStartupTests.scratch("socket-only")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try await LocalServer.start(.persistent(directory: directory))
         let error = await #expect(throws: LocalServerError.self) { try await LocalServer.start(.persistent(directory: directory), tcpPort: 0) }
