@@ -46,8 +46,10 @@ struct RereadRepair: Sendable {
 
     /// Whether reading again may succeed where `error` failed: a connection lost or refused,
     /// a statement cancelled or timed out, a server short of resources, a privilege missing, a
-    /// serialization failure or deadlock, a lock not available. Not a row that cannot be
-    /// decoded, nor a data error in a query's condition: reading again fails the same way.
+    /// serialization failure or deadlock, a lock not available, a table, column or schema missing
+    /// (a migration under way, or a database being re-created, which makes them again). Not a row
+    /// that cannot be decoded, nor a data error in a query's condition: reading again fails the
+    /// same way.
     static func mayPass(after error: any Error) -> Bool {
         guard let error = error as? PostgresError else { return false }
         switch error.kind {
@@ -55,9 +57,15 @@ struct RereadRepair: Sendable {
             return true
         case .server:
             guard let state = error.sqlState else { return false }
-            return ["08", "40", "53", "57", "58"].contains(String(state.prefix(2))) || ["42501", "55P03", "55006"].contains(state)
+            return ["08", "40", "53", "57", "58"].contains(String(state.prefix(2))) || Self.passingStates.contains(state)
         default:  // configuration, parameters, statements, a closed pool: the same again
             return false
         }
     }
+
+    /// SQLSTATEs outside the repaired classes that can pass: a privilege missing (`42501`), a
+    /// lock not available (`55P03`, `55006`), and what a migration under way or a re-created
+    /// database shows for a while — no such table (`42P01`), column (`42703`) or schema
+    /// (`3F000`). A name that never comes is read again at most every ``limit``.
+    private static let passingStates: Set<String> = ["42501", "55P03", "55006", "42P01", "42703", "3F000"]
 }

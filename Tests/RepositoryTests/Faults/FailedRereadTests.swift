@@ -34,6 +34,35 @@ struct FailedRereadTests {
         #expect(try await eventually { everyone.value[id: 1]?.name == "Ada K." }, "the query kept \(everyone.value.map(\.name))")
     }
 
+    @Test("a table missing while everything is read again (a database re-created, a migration under way): once it is back, a handle and a live query converge with no further change")
+    func tableMissingForAWhile() async throws {
+        let database = try await makeContactsDatabase()
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let log = ErrorLog(repository)
+        let ada = try await repository.read(Contact.self, id: 1)
+        let everyone = try await repository.readAll(Contact.self, orderBy: [.ascending(\.id)])
+
+        // The row changes while its table is away, unannounced; then the feed's connection is
+        // cut, so that everything live is read again — while the table is missing.
+        try await database.withConnection { connection in
+            try await connection.execute(script: """
+                ALTER TABLE contacts RENAME TO contacts_away;
+                ALTER TABLE contacts_away DISABLE TRIGGER USER;
+                UPDATE contacts_away SET name = 'Ada K.' WHERE id = 1;
+                ALTER TABLE contacts_away ENABLE TRIGGER USER;
+                """)
+        }
+        try await TestServer.admin.value.query(
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% (change feed)'",
+            [try await database.name()])
+        #expect(try await eventually { log.errors.all.contains { $0.contains("does not exist") } })
+        #expect(ada.value.name == "Ada" && everyone.value[id: 1]?.name == "Ada")
+        try await database.query("ALTER TABLE contacts_away RENAME TO contacts")
+        #expect(try await eventually { ada.value.name == "Ada K." }, "the handle kept \(ada.value.name)")
+        #expect(try await eventually { everyone.value[id: 1]?.name == "Ada K." }, "the query kept \(everyone.value.map(\.name))")
+    }
+
     @Test("repairs wait 100 ms, then twice as long while they fail, up to 30 s; failures meanwhile join the scheduled one; a failure well after the last repair starts over")
     func backoff() {
         var repair = RereadRepair()
@@ -58,7 +87,7 @@ struct FailedRereadTests {
         }
     }
 
-    @Test("repairs follow failures that can pass (connections, timeouts, privileges, resources), not rows that cannot be read or data errors")
+    @Test("repairs follow failures that can pass (connections, timeouts, privileges, resources, tables and columns a migration re-creates), not rows that cannot be read or data errors")
     func whatIsRepaired() {
         func server(_ state: String) -> PostgresError {
             var error = PostgresError(.server, "x")
@@ -66,10 +95,11 @@ struct FailedRereadTests {
             return error
         }
         for error in [PostgresError(.connectionLost, "x"), PostgresError(.connectionFailed, "x"), server("57014"), server("42501"),
-                      server("53300"), server("40001"), server("40P01"), server("55P03"), server("08006")] {
+                      server("53300"), server("40001"), server("40P01"), server("55P03"), server("08006"),
+                      server("42P01"), server("42703"), server("3F000")] {
             #expect(RereadRepair.mayPass(after: error), "\(error)")
         }
-        for error: any Error in [server("22012"), server("22P02"), server("42703"), server("42P01"), PostgresError(.closed, "x"), CancellationError()] {
+        for error: any Error in [server("22012"), server("22P02"), server("42804"), PostgresError(.closed, "x"), CancellationError()] {
             #expect(!RereadRepair.mayPass(after: error), "\(error)")
         }
     }
