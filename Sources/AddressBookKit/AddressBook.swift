@@ -20,12 +20,28 @@ public final class AddressBook: Sendable {
     /// then the address book's migrations — `people` and `addresses`, both live. A database
     /// migrated before the library owned the `live` schema keeps its history: the three
     /// migrations that carried it, now empty, are accepted as rewritten.
+    ///
+    /// - Throws: ``AddressBookError/tablesInTheWay(_:)``, before changing anything, when the
+    ///   database has a `people` or `addresses` table the address book did not make.
     @discardableResult
     public static func migrate(_ database: Database) async throws -> [Migration] {
-        try await LiveSchema.install(on: database)
         let migrator = try migrations()
+        try await refuseTablesInTheWay(database, migrator)
+        try await LiveSchema.install(on: database)
         try await migrator.acceptRewrites(database, rewrittenMigrations)
         return try await migrator.migrate(database)
+    }
+
+    /// Throws when the migration that makes `people` and `addresses` is pending but a table of
+    /// either name is there already: the database is someone else's (an application's, with
+    /// `DATABASE_URL` pointed at it), and the demo must neither fail halfway nor use its tables.
+    private static func refuseTablesInTheWay(_ database: Database, _ migrator: Migrator) async throws {
+        guard try await migrator.status(database).contains(where: { $0.version == 2 && $0.state == .pending }) else { return }
+        let found = try await database.query(
+            "SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(quote_ident(name)) IS NOT NULL ORDER BY name",
+            [["addresses", "people"]])
+        let names = try found.map { try $0.decode(String.self, at: 0) }
+        if !names.isEmpty { throw AddressBookError.tablesInTheWay(names) }
     }
 
     /// The checksums of the migrations as they were before the library took the `live` schema
@@ -100,6 +116,8 @@ public enum AddressBookError: Error, Sendable, Equatable, CustomStringConvertibl
     case noSuchAddress(person: Int64, address: String)
     /// The migrations were not found beside the program (its resource bundle is missing).
     case missingMigrations
+    /// The database has tables of these names that the address book did not make.
+    case tablesInTheWay([String])
 
     /// One sentence.
     public var description: String {
@@ -107,6 +125,9 @@ public enum AddressBookError: Error, Sendable, Equatable, CustomStringConvertibl
         case .noSuchPerson(let id): "no person has id \(id)"
         case .noSuchAddress(let person, let address): "person \(person) has no address \(address)"
         case .missingMigrations: "the address book's migrations were not found beside the program"
+        case .tablesInTheWay(let names):
+            "this database already has \(names.count == 1 ? "a table" : "tables") \(names.joined(separator: " and ")) that the address book did not make; "
+                + "nothing was changed: point DATABASE_URL at an empty database (createdb demo), or unset it to use the demo's own server"
         }
     }
 }

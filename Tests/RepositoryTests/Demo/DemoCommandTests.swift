@@ -75,6 +75,21 @@ struct DemoCommandTests {
         #expect(run.errors.split(separator: "\n").count == 1)
     }
 
+    @Test("DATABASE_URL naming an application's database with its own people table: refused in one line, before anything is installed")
+    func tablesInTheWay() async throws {
+        let application = try await TestServer.makeDatabase()
+        try await application.query("CREATE TABLE people (id serial PRIMARY KEY, login text NOT NULL)")
+        let demo = DemoProcess(environment: ["DATABASE_URL": try await TestServer.connectionString(database: application.name())])
+        let run = try await demo.run("list")
+        #expect(run.status != 0)
+        #expect(run.errors == "demo: this database already has a table people that the address book did not make; "
+                + "nothing was changed: point DATABASE_URL at an empty database (createdb demo), or unset it to use the demo's own server\n")
+        let schemas = try await application.query("SELECT count(*) FROM pg_namespace WHERE nspname = 'live'")
+        #expect(try schemas[0].decode(Int64.self, at: 0) == 0)
+        let history = try await application.query("SELECT to_regclass('schema_migrations') IS NULL")
+        #expect(try history[0].decode(Bool.self, at: 0))
+    }
+
     @Test("with DATABASE_URL set, db stop and db reset act on the local server and say that DATABASE_URL's database is left alone")
     func localCommandsBesideDatabaseURL() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/demo-\(UInt32.random(in: 0...UInt32.max))"
