@@ -28,4 +28,17 @@ struct ExampleServerSettingsTests {
             #expect(errors == "LiveServer: PORT must be a TCP port number from 1 to 65535, not \"\(setting)\"\n", "\(setting)")
         }
     }
+
+    @Test("a PORT another program listens on: one line naming the port, exit status 1")
+    func portInUse() async throws {
+        let database = try await TestServer.makeDatabase()
+        let held = try HeldPort()
+        defer { withExtendedLifetime(held) {} }
+        let child = try ChildProcess(ExampleServer.binary, [], environment: ProcessInfo.processInfo.environment.merging(
+            ["DATABASE_URL": try await TestServer.connectionString(database: database.name()), "PORT": String(held.port)]) { $1 })
+        let completion = await child.completion()
+        let errors = String(decoding: completion.errors, as: UTF8.self)
+        #expect(completion.status == 1, "\(errors)")
+        #expect(errors == "LiveServer: another program listens on 127.0.0.1 port \(held.port): stop it, or set PORT to a free port\n")
+    }
 }

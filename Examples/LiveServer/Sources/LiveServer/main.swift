@@ -26,6 +26,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 import Repository
 import ServiceLifecycle
 
@@ -78,9 +79,18 @@ do {
     let services = ServiceGroup(configuration: configuration)
     try await services.run()
 } catch {
-    let line = "\(error)".split(whereSeparator: \.isNewline).joined(separator: " ")
+    let line = startupFailure(error).split(whereSeparator: \.isNewline).joined(separator: " ")
     FileHandle.standardError.write(Data("LiveServer: \(TerminalText.escaped(redactor.redact(line), limit: 2_000))\n".utf8))
     exit(1)
+}
+
+/// What stopped the server at start-up, in a sentence: a port another program listens on is
+/// named as that, not as the socket call that failed.
+func startupFailure(_ error: any Error) -> String {
+    if let error = error as? IOError, error.errnoCode == EADDRINUSE {
+        return "another program listens on 127.0.0.1 port \(environment["PORT"] ?? "8080"): stop it, or set PORT to a free port"
+    }
+    return "\(error)"
 }
 
 /// `HEARTBEAT_SECONDS`: seconds between an event stream's comments, 15 unless set; from 0.1 to 3,600.
