@@ -21,7 +21,10 @@
 ///
 /// The child table holds the root's key in ``parentColumn`` (a foreign key, ideally with
 /// `ON DELETE CASCADE`) and each child's index in ``positionColumn``. The root's primary key is
-/// one column, of any name; the child's is any primary key. Both tables are enabled
+/// one column, of any name; the child's is any primary key — one including ``parentColumn``
+/// too, whose column the child then holds as a property (an appended child is written with
+/// the aggregate's id and its index, whatever its own parent and position properties say).
+/// Both tables are enabled
 /// (``LiveSchema/enable(_:on:)``); rows are versioned by `xmin`. Children get their ids from the
 /// client (use UUIDs), so a child appended locally can be followed by id at once.
 public protocol Aggregate: Identifiable, Equatable, Sendable where ID == Root.ID, Root.ID: Comparable & SQLValueConvertible {

@@ -90,7 +90,9 @@ struct AggregateTable<A: Aggregate>: Sendable {
         }
         for (new, index) in changes.inserted {
             let encoded = try RecordColumns(new)
-            let columns = encoded.values
+            // A child may hold the parent's key or its position itself (a key of both the parent's
+            // and its own column needs it): where the child is in the aggregate decides both.
+            let columns = encoded.values.filter { $0.column != A.parentColumn && $0.column != A.positionColumn }
             let names = columns.map { SQLIdentifier.quoted($0.column) } + [parent, position]
             let placeholders = (1...names.count).map { number in
                 guard number <= columns.count else { return "$\(number)" }
