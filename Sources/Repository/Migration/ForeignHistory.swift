@@ -10,6 +10,9 @@ struct ForeignHistory {
     /// Every version at or below this one counts as applied: golang-migrate's current version,
     /// Flyway's baseline.
     var through: MigrationVersion?
+    /// The checksum the tool recorded of each applied version's file, where it records one
+    /// (sqlx, Flyway).
+    var checksums: [MigrationVersion: ForeignChecksum] = [:]
 
     /// Reads `table`, a table of `tool`'s shape.
     /// - Throws: ``MigrationError`` when the tool left it dirty (a migration that failed part
@@ -42,12 +45,13 @@ struct ForeignHistory {
             }
             through = version
         case .sqlx:
-            for row in try await connection.query("SELECT version::text, success, installed_on::text FROM \(quoted)") {
+            for row in try await connection.query("SELECT version::text, success, installed_on::text, checksum FROM \(quoted)") {
                 let version = try version(row.decode(String.self, at: 0))
                 guard try row.decode(Bool.self, at: 1) else {
                     throw MigrationError(.foreignHistory, "sqlx's \(table) records version \(version) as failed part way (success = false); repair the database and that row by hand, then adopt")
                 }
                 applied[version] = try row.decode(String?.self, at: 2)
+                checksums[version] = .sha384(try row.decode(Data.self, at: 3))
             }
         case .flyway:
             try await readFlyway(quoted, on: connection)
@@ -57,7 +61,7 @@ struct ForeignHistory {
     /// Flyway's rows in the order they were run: migrations, undos, deletions and baselines.
     private mutating func readFlyway(_ quoted: String, on connection: Connection) async throws {
         let rows = try await connection.query("""
-            SELECT version, type, success, installed_on::timestamptz::text FROM \(quoted)
+            SELECT version, type, success, installed_on::timestamptz::text, checksum FROM \(quoted)
             WHERE version IS NOT NULL ORDER BY installed_rank
             """)
         for row in rows {
@@ -70,10 +74,12 @@ struct ForeignHistory {
             }
             if type.hasPrefix("UNDO") || type == "DELETE" {
                 applied[version] = nil
+                checksums[version] = nil
             } else if type.hasSuffix("BASELINE") {
                 through = max(through ?? version, version)
             } else {
                 applied[version] = try row.decode(String?.self, at: 3)
+                checksums[version] = try row.decode(Int32?.self, at: 4).map(ForeignChecksum.crc32)
             }
         }
     }

@@ -1,4 +1,4 @@
-/// A migration tool whose history table this tool can take over (see ``Migrator/adopt(_:)``).
+/// A migration tool whose history table this tool can take over (see ``Migrator/adopt(_:acceptingEditedFiles:)``).
 public enum MigrationTool: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// dbmate: `schema_migrations(version varchar(128) PRIMARY KEY)`, a row per applied file.
     case dbmate

@@ -26,7 +26,7 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
         public static let irreversible = Kind(.irreversible)
         /// Another run held the migration lock for longer than the timeout.
         public static let lockTimeout = Kind(.lockTimeout)
-        /// The history table is another tool's (take it over with ``Migrator/adopt(_:)``), is
+        /// The history table is another tool's (take it over with ``Migrator/adopt(_:acceptingEditedFiles:)``), is
         /// dirty, or has a shape this tool does not know.
         public static let foreignHistory = Kind(.foreignHistory)
         /// The request does not fit the database's state (e.g. baseline of a migrated database).

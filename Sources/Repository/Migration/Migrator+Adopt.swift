@@ -1,4 +1,6 @@
-/// What ``Migrator/adopt(_:)`` did.
+import Foundation
+
+/// What ``Migrator/adopt(_:acceptingEditedFiles:)`` did.
 public struct MigrationAdoption: Sendable, Hashable {
     /// The tool whose history was taken over.
     public let tool: MigrationTool
@@ -18,11 +20,18 @@ extension Migrator {
     ///
     /// golang-migrate records only the version a database is at: every migration up to it
     /// counts as applied, and so does every one up to a Flyway baseline.
+    ///
+    /// sqlx and Flyway record a checksum of each file they applied: a file whose checksum,
+    /// computed as that tool computes it, is not the one recorded was edited since, and what it
+    /// says now may never have run — adopting it would record it as applied. Such files are
+    /// refused, unless `acceptingEditedFiles` (the database holds what they say now). dbmate
+    /// and golang-migrate record no checksum.
     /// - Throws: ``MigrationError`` when no such table is in sight or several are, when the
-    ///   tool left it dirty (naming the version), when an applied version has no file, or when
-    ///   ``historyTable`` already records migrations.
+    ///   tool left it dirty (naming the version), when an applied version has no file, when a
+    ///   file changed since the tool applied it (naming it), or when ``historyTable`` already
+    ///   records migrations.
     @discardableResult
-    public func adopt(_ database: Database) async throws -> MigrationAdoption {
+    public func adopt(_ database: Database, acceptingEditedFiles: Bool = false) async throws -> MigrationAdoption {
         try await locked(database) { history in
             let tables = try await history.tables()
             if let own = tables.own {
@@ -47,6 +56,7 @@ extension Migrator {
             }
             let foreign = try await ForeignHistory(tool, table: table, on: history.connection)
             let adopted = try adoptedMigrations(foreign)
+            if !acceptingEditedFiles { try await refuseEditedFiles(adopted.map(\.0), foreign, on: history.connection) }
             let renamed = (SQLIdentifier.parts(of: table).last?.text ?? table) + "_adopted"
             let schema = SQLIdentifier.parts(of: table).dropLast().map { $0.isQuoted ? $0.text : SQLIdentifier.quoted($0.text) }
             let renamedQualified = (schema + [SQLIdentifier.quoted(renamed)]).joined(separator: ".")
@@ -67,6 +77,22 @@ extension Migrator {
             if pending > 0 { report("\(pending) migration(s) pending; `migrate up` applies them") }
             return MigrationAdoption(tool: tool, table: table, renamedTo: renamed, versions: adopted.map(\.0.version))
         }
+    }
+
+    /// Throws when a file of `adopted` is not what `foreign`'s tool applied, by the checksum it
+    /// recorded. A migration whose file cannot be read again (one built in code) is not checked.
+    private func refuseEditedFiles(_ adopted: [Migration], _ foreign: ForeignHistory, on connection: Connection) async throws {
+        var edited: [Migration] = []
+        for migration in adopted {
+            guard let recorded = foreign.checksums[migration.version],
+                  let contents = FileManager.default.contents(atPath: migration.source) else { continue }
+            if try await !recorded.matches(contents, on: connection) { edited.append(migration) }
+        }
+        guard !edited.isEmpty else { return }
+        let files = edited.prefix(5).map { URL(fileURLWithPath: $0.source).lastPathComponent }.joined(separator: ", ")
+        throw MigrationError(.drift, "\(foreign.tool) applied \(edited.count == 1 ? "this file" : "these files") other than \(edited.count == 1 ? "it is" : "they are") now "
+                             + "(the checksum it recorded differs): \(files)\(edited.count > 5 ? "…" : ""); what \(edited.count == 1 ? "it says" : "they say") now may never have run. "
+                             + "Restore the file as applied, then adopt — or, when the database holds what the file says now, adopt accepting edited files (--accept-edited-files)")
     }
 
     /// The migrations `foreign` says are applied, each with when, if known.

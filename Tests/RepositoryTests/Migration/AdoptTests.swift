@@ -54,6 +54,7 @@ struct AdoptTests {
         for (step, version) in zip(OtherToolProject.steps, project.applied + [project.pending]) {
             try project.root.write("db/migrations/\(version)_\(step.name).sql", "-- \(step.name)\n\(step.up)\n")
         }
+        try await project.recordChecksums(in: database)
         let migrator = try Migrator(directory: directory)
         #expect(migrator.layout == .plainFiles)
         #expect(migrator.migrations.map(\.name) == OtherToolProject.steps.map(\.name))

@@ -1,5 +1,5 @@
 import Foundation
-import Repository
+@testable import Repository
 
 /// A project another tool migrated: three migrations in that tool's file layout under
 /// `db/migrations`, and a database on which the tool applied the first two — their SQL run, and
@@ -81,7 +81,7 @@ struct OtherToolProject {
             case .sqlx:
                 for (step, version) in zip(steps, versions).prefix(2) {
                     try await connection.query(
-                        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES ($1, $2, true, '\\x00ff', 1200000)",
+                        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES ($1, $2, true, '\\x00', 1200000)",
                         [version, step.name.replacingOccurrences(of: "_", with: " ")])
                 }
             case .flyway:
@@ -93,7 +93,31 @@ struct OtherToolProject {
                     """)
             }
         }
-        return OtherToolProject(tool: tool, root: root, applied: versions.prefix(2).map { MigrationVersion($0)! },
-                                pending: MigrationVersion(versions[2])!)
+        let project = OtherToolProject(tool: tool, root: root, applied: versions.prefix(2).map { MigrationVersion($0)! },
+                                       pending: MigrationVersion(versions[2])!)
+        try await project.recordChecksums(in: database)
+        return project
+    }
+
+    /// Records in sqlx's or Flyway's table the checksum of each applied version's file as it is
+    /// now, as the tool computes it: sqlx SHA-384 of the file's bytes (by the server's
+    /// `sha384`), Flyway the CRC-32 of its lines (``ForeignChecksum/flyway(_:)``, pinned to
+    /// zlib's CRC-32 in `AdoptChecksumTests`).
+    func recordChecksums(in database: Database) async throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: migrations)
+        for version in applied {
+            let prefix = tool == .flyway ? "V\(version)__" : "\(version)_"
+            guard let file = files.first(where: { $0.hasPrefix(prefix) && !$0.hasSuffix(".down.sql") }),
+                  let contents = FileManager.default.contents(atPath: migrations + "/" + file) else { continue }
+            switch tool {
+            case .sqlx:
+                try await database.query("UPDATE _sqlx_migrations SET checksum = sha384($1) WHERE version = $2", [SQLValue.bytes(Array(contents)), SQLValue.text("\(version)")])
+            case .flyway:
+                try await database.query("UPDATE flyway_schema_history SET checksum = $1 WHERE version = $2 AND type = 'SQL'",
+                                         [SQLValue.text("\(ForeignChecksum.flyway(contents))"), SQLValue.text("\(version)")])
+            case .dbmate, .golangMigrate:
+                return
+            }
+        }
     }
 }
