@@ -29,8 +29,9 @@ public struct Change: Sendable, Hashable, Decodable {
     /// later ones, for a truncate, and for announcements made before migration 0005. Compare
     /// for equality only.
     public let version: Int64
-    /// When the statement that made the change ran, as the server's clock says (announcements
-    /// since migration 0004 carry it); for measuring how long changes take to arrive.
+    /// When the change was made, as the server's clock says: the statement's time in an
+    /// announcement (since migration 0004), the transaction's commit through logical
+    /// replication; for measuring how long changes take to arrive.
     public private(set) var madeAt: Date?
     /// The row the change left, as the logical replication stream delivered it (nil: it is to
     /// be read). Not part of what the change says: equality and hashing leave it out.
@@ -52,9 +53,9 @@ public struct Change: Sendable, Hashable, Decodable {
         return copy
     }
 
-    /// A change the replication stream delivered with the row it left.
-    init(table: String, operation: Operation, key: ChangeKey, version: Int64, row: StreamedRow?) {
-        self.init(table: table, operation: operation, key: key, version: version)
+    /// A change the replication stream delivered with the row it left, committed at `madeAt`.
+    init(table: String, operation: Operation, key: ChangeKey, version: Int64, row: StreamedRow?, madeAt: Date? = nil) {
+        self.init(table: table, operation: operation, key: key, version: version, madeAt: madeAt)
         self.row = row
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import PropertyBased
 @testable import Repository
 import Testing
@@ -66,6 +67,8 @@ struct ReplicationStreamTests {
         ])
         let twice = stream.take()
         #expect(twice == nil, "taken once")
+        // The commit's time (0 in these messages: PostgreSQL's epoch) is each change's.
+        #expect(taken.changes.allSatisfy { $0.madeAt == Date(timeIntervalSince1970: 946_684_800) })
     }
 
     @Test("a composite key comes in the primary key's order; a changed key is the old row's delete and the new row's insert")

@@ -84,6 +84,22 @@ struct ServiceTests {
         await repository.shutdown()
     }
 
+    @Test("through logical replication, live_feed_lag is recorded from the commit's time")
+    func replicationMetrics() async throws {
+        let backend = RecordingMetrics()
+        let plain = try await makeContactsDatabase()
+        try await LiveSchema.publish("contacts", on: plain)
+        let database = Database(plain.configuration, metricsFactory: backend)
+        let repository = LiveRepository(database, changes: .logicalReplication)
+        let grace = try await repository.read(Contact.self, id: 2)
+        try await psql("UPDATE contacts SET name = 'Amazing Grace' WHERE id = 2", database: database)
+        #expect(try await eventually { grace.value.name == "Amazing Grace" })
+        #expect(try await eventually { !backend.values("live_feed_lag").isEmpty })
+        // Nanoseconds from the commit to applied: positive, and under a minute (both clocks are this machine's).
+        #expect(backend.values("live_feed_lag").allSatisfy { $0 >= 0 && $0 < 60e9 }, "\(backend.values("live_feed_lag"))")
+        await repository.shutdown()
+    }
+
     @Test("every subscriber of errors gets every error; one that does not read holds at most 1,000")
     func errorsForEverySubscriber() async throws {
         let database = try await makeContactsDatabase()

@@ -5,8 +5,9 @@ enum PgOutputMessage: Equatable, Sendable {
     /// A transaction starts; its changes follow, its commit ends it.
     case begin(finalLSN: UInt64, transaction: UInt32)
     /// The transaction whose changes came since `begin` committed; `endLSN` is where the
-    /// stream resumes after it.
-    case commit(commitLSN: UInt64, endLSN: UInt64)
+    /// stream resumes after it; `committedAt` is when, in microseconds since 2000-01-01 UTC
+    /// (PostgreSQL's epoch), by the server's clock.
+    case commit(commitLSN: UInt64, endLSN: UInt64, committedAt: Int64)
     /// How a table looks, sent before its first change in a session and after it is altered.
     case relation(Relation)
     case insert(relation: UInt32, new: [Cell])
@@ -123,7 +124,8 @@ extension PgOutputMessage {
         case UInt8(ascii: "C"):
             _ = try reader.byte()  // flags
             let commitLSN = try reader.uint64()
-            return .commit(commitLSN: commitLSN, endLSN: try reader.uint64())
+            let endLSN = try reader.uint64()
+            return .commit(commitLSN: commitLSN, endLSN: endLSN, committedAt: Int64(bitPattern: try reader.uint64()))
         case UInt8(ascii: "R"):
             let id = try reader.uint32()
             let schema = try reader.string(), name = try reader.string()

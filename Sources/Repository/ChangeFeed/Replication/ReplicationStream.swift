@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a logical replication stream has said so far — a plain value, used by the feed's thread
 /// alone: the tables it described, the transaction being received, and the changes of committed
 /// transactions not yet handed on, with the position to confirm once they are.
@@ -51,13 +53,15 @@ struct ReplicationStream {
         switch message {
         case .begin(_, let id):
             transaction = Transaction(id: id)
-        case .commit(_, let end):
+        case .commit(_, let end, let committedAt):
             guard let finished = transaction else { throw PgOutputError(description: "a commit outside a transaction") }
+            // PostgreSQL's epoch, 2000-01-01 UTC, is 946,684,800 s after Unix's.
+            let madeAt = Date(timeIntervalSince1970: 946_684_800 + Double(committedAt) / 1_000_000)
             for (change, cells, table) in finished.changes {
                 let once = finished.count[Key(table: change.table, key: change.key)] == 1
                 let version = once && change.operation != .truncate ? Int64(finished.id) : 0
                 let row = cells.flatMap { StreamedRow($0, of: table.relation, version: version, epoch: epoch) }
-                ready.add(Change(table: change.table, operation: change.operation, key: change.key, version: version, row: row))
+                ready.add(Change(table: change.table, operation: change.operation, key: change.key, version: version, row: row, madeAt: madeAt))
             }
             readyThrough = end
             if !finished.changes.isEmpty { readyTransactions.append(finished.id) }
