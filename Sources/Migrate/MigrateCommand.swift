@@ -20,8 +20,10 @@ struct MigrateCommand: AsyncParsableCommand {
 
             `adopt` takes over a database that dbmate, golang-migrate, sqlx or Flyway migrated.
 
-            The database is --database-url, else DATABASE_URL, else the demo's local database \
-            (DEMO_DATA_DIRECTORY, started if it is not running).
+            The database is --database-url, else DATABASE_URL, else libpq's environment when \
+            PGHOST, PGDATABASE or PGSERVICE is set, else the demo's local database \
+            (DEMO_DATA_DIRECTORY, started if it is not running). `status --json` gives versions \
+            as strings.
             """,
         version: "0.4.0",
         subcommands: [Up.self, Down.self, Status.self, Validate.self, New.self, Baseline.self, Repair.self, Adopt.self,

@@ -49,13 +49,14 @@ public struct MigrationVersion: Sendable, Hashable, Comparable, CustomStringConv
 }
 
 extension MigrationVersion: Codable {
-    /// A number when the version is an integer (`42`), else a string (`"2.1"`).
+    /// A string, always (`"42"`, `"2.1"`, `"20240229134506"`): one type for every version, and
+    /// none rounded — a JSON number above 2⁵³ loses digits in most readers.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        if let integer { try container.encode(integer) } else { try container.encode(description) }
+        try container.encode(description)
     }
 
-    /// Reads a number or a string.
+    /// Reads a string or a number.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let integer = try? container.decode(Int64.self) {

@@ -90,9 +90,10 @@ struct MigrateCommandTests {
         #expect(try await database.tableExists("notes"))
 
         let status = try await migrate("status", "--json", "--dir", directory.path, "--database-url", databaseURL)
-        struct Entry: Decodable { var version: Int; var state: String }
+        // Versions are strings, every one: none rounded by a reader that takes numbers as doubles.
+        struct Entry: Decodable { var version: String; var state: String }
         let entries = try JSONDecoder().decode([Entry].self, from: Data(status.output.utf8))
-        #expect(entries.map(\.state) == ["applied"])
+        #expect(entries.map(\.state) == ["applied"] && entries.map(\.version) == ["1"])
 
         #expect(try await migrate("validate", "--dir", directory.path, "--database-url", databaseURL).status == 0)
         #expect(try await migrate("down", "--dir", directory.path, "--database-url", databaseURL).status == 0)

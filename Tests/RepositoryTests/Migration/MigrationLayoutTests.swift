@@ -102,6 +102,13 @@ struct MigrationLayoutTests {
         #expect(try await database.query("SELECT version FROM log WHERE version IS NOT NULL ORDER BY position").map { try $0.decode(String.self, at: 0) } == ["1.1", "1.2", "1.10"])
     }
 
+    @Test("a version encodes as a string, integer or dotted, and none is rounded; numbers and strings both decode")
+    func versionJSON() throws {
+        let versions: [MigrationVersion] = [42, MigrationVersion("2.1")!, 123_456_789_012_345_678]
+        #expect(String(decoding: try JSONEncoder().encode(versions), as: UTF8.self) == #"["42","2.1","123456789012345678"]"#)
+        #expect(try JSONDecoder().decode([MigrationVersion].self, from: Data(#"[42,"2.1","123456789012345678"]"#.utf8)) == versions)
+    }
+
     @Test("a directory mixing layouts is refused, saying so; a down file without its up file is named")
     func refusals() async throws {
         let mixed = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nSELECT 1;\n", "0002_b.up.sql": "SELECT 2;\n"])
