@@ -19,12 +19,24 @@ extension Migrator {
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
             throw MigrationError(.invalidRequest, "\(TerminalText.escaped(directory, limit: 300)) is a file, not a directory of migrations")
         }
+        func cannotHold(_ error: any Error) -> MigrationError {
+            MigrationError(.invalidRequest, "\(TerminalText.escaped(directory, limit: 300)) cannot hold migrations: \(FileProblem.reason(error))")
+        }
         let listed: [String]
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw cannotHold(error)
+        }
+        // Held from listing the files to creating the new ones: two `migrate new` at once in one
+        // directory take versions one after the other, never the same one.
+        let lock = open(directory, O_RDONLY | O_CLOEXEC)
+        if lock >= 0 { _ = flock(lock, LOCK_EX) }
+        defer { if lock >= 0 { close(lock) } }
+        do {
             listed = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
-            throw MigrationError(.invalidRequest, "\(TerminalText.escaped(directory, limit: 300)) cannot hold migrations: \(FileProblem.reason(error))")
+            throw cannotHold(error)
         }
         let existing = listed.compactMap { file in
             Migration.isSQLFile(file) ? (try? MigrationFileName(file)).map { (file, $0) } : nil

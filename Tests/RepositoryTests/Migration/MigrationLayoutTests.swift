@@ -159,4 +159,17 @@ struct MigrationLayoutTests {
         #expect(try Migrator.createFile(named: "c", in: flyway.path).hasSuffix("/V2__c.sql"))
         #expect(try flyway.migrator().migrations.map(\.version.description) == ["1", "1.5", "2"])
     }
+
+    @Test("six migrate new at once in one directory take six versions, timestamped or numbered", arguments: ["20240101120000_users.sql", "0001_users.sql"])
+    func newAtOnce(first: String) async throws {
+        let directory = try MigrationDirectory([first: "-- migrate:up\nSELECT 1;\n-- migrate:down\n"])
+        defer { directory.remove() }
+        let runs = try await withThrowingTaskGroup(of: MigrateCommandTests.Run.self) { group in
+            for index in 1...6 { group.addTask { try await cli.migrate("new", "step_\(index)", "--dir", directory.path) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(runs.allSatisfy { $0.status == 0 }, "\(runs.map(\.output))")
+        let migrations = try directory.migrator().migrations
+        #expect(migrations.count == 7 && Set(migrations.map(\.version)).count == 7, "\(migrations.map(\.source))")
+    }
 }
