@@ -98,7 +98,8 @@ final class FeedLoop {
     private func lost(_ current: any FeedSession) {
         let message = current.errorMessage
         session = nil
-        reportOutage(PostgresError(.connectionLost, message.isEmpty ? "the change feed's connection was lost" : message))
+        // A stream the server refused (see ``FeedSession/wasRefused``) is no lost connection.
+        reportOutage(PostgresError(current.wasRefused ? .server : .connectionLost, message.isEmpty ? "the change feed's connection was lost" : message))
         // A session the server refused soon after it opened, or cut on sight, is not opened again at once (see ``ReconnectPacing``).
         let pause = pacing.ended(at: .now, refused: current.wasRefused)
         if pause > .zero { waitForWakeUp(pause) }
@@ -108,7 +109,8 @@ final class FeedLoop {
     private func reportOutage(_ error: PostgresError) {
         guard !isInOutage else { return }
         isInOutage = true
-        logger.warning("change feed lost its connection; reconnecting", metadata: ["error": "\(error)", "sqlstate": "\(error.sqlState ?? "-")"])
+        logger.warning(error.kind == .connectionLost ? "change feed lost its connection; reconnecting" : "change feed could not start following changes; trying again",
+                       metadata: ["error": "\(error)", "sqlstate": "\(error.sqlState ?? "-")"])
         emit(.disconnected(error))
     }
 

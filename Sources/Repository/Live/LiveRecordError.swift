@@ -55,7 +55,9 @@ public enum LiveRecordError: Error, Sendable, CustomStringConvertible {
             "\(Self.shown(table: table)) row \(Self.shown(key: key)): another writer changed \(columns.map { Self.shown($0) }.joined(separator: ", ")) first; \(policy == .databaseWins ? "the database's values were kept" : "this process's values were written")"
         case .changeFeedDisconnected(let error) where error.kind == .invalidConfiguration:
             "the change feed cannot follow changes, and tries again: \(error)"
-        case .changeFeedDisconnected(let error): "the change feed lost its connection and is reconnecting: \(error)"
+        case .changeFeedDisconnected(let error) where error.kind == .connectionLost:
+            "the change feed lost its connection and is reconnecting: \(error)"
+        case .changeFeedDisconnected(let error): "the change feed could not start following changes, and tries again: \(error)"
         case .changeFeedReconnected: "the change feed is listening again; live rows are brought up to date (re-read, or from the changes a resumed replication slot delivers)"
         case .refreshFailed(let table, let error): "re-reading changed rows of \(Self.shown(table: table)) failed: \(error)"
         case .membershipIsReadOnly(let table):

@@ -149,6 +149,13 @@ struct HostileTextTests {
         // A feed that cannot follow (a role without REPLICATION) did not lose a connection.
         let misconfigured = LiveRecordError.changeFeedDisconnected(PostgresError(.invalidConfiguration, "role app lacks the REPLICATION attribute"))
         #expect(misconfigured.description == "the change feed cannot follow changes, and tries again: role app lacks the REPLICATION attribute", "\(misconfigured)")
+        // Nor did one the server refused (every replication slot in use), or one it could not open.
+        for kind in [PostgresError.Kind.server, .connectionFailed] {
+            let refused = LiveRecordError.changeFeedDisconnected(PostgresError(kind, "all replication slots are in use"))
+            #expect(refused.description == "the change feed could not start following changes, and tries again: all replication slots are in use", "\(refused)")
+        }
+        let lost = LiveRecordError.changeFeedDisconnected(PostgresError(.connectionLost, "server closed the connection"))
+        #expect(lost.description == "the change feed lost its connection and is reconnecting: server closed the connection", "\(lost)")
     }
 
     struct OddRow: Record, Equatable {
