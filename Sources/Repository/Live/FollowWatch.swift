@@ -57,8 +57,14 @@ extension LiveRepository {
             // A table dropped since fails the check of all: each on its own then. A check that
             // still fails (the server unreachable) says nothing; the next one may.
             for table in tables {
-                guard let one = try? await FollowedTables.check([table], source: feed.source, on: database) else { continue }
-                found += one
+                do {
+                    found += try await FollowedTables.check([table], source: feed.source, on: database)
+                } catch let error as PostgresError where error.sqlState == PostgresError.Code.undefinedTable {
+                    // Named as a check names the table (schema.name), so that one made again is seen to be back.
+                    let parts = SQLIdentifier.unquotedParts(of: table)
+                    let shown = parts.count == 2 ? SQLIdentifier.shown(schema: parts[0], name: parts[1]) : TerminalText.name(table, limit: 200)
+                    found.append((parts.joined(separator: "."), shown, .dropped))
+                } catch {}
             }
             guard !found.isEmpty else { return }
         }

@@ -16,6 +16,8 @@ enum FollowedTables {
         /// The publication leaves out some operations (`publish = 'insert, update'`): those
         /// changes never arrive.
         case operations
+        /// The table is gone (dropped, or renamed).
+        case dropped
     }
 
     /// A checked table: its name as announcements give it, as messages show it
@@ -67,12 +69,22 @@ enum FollowedTables {
         func names(_ gap: Gap) -> String {
             Set(tables.filter { $0.gap == gap }.map(\.shown)).sorted().joined(separator: ", ")
         }
+        var parts: [String] = []
+        if tables.contains(where: { $0.gap == .dropped }) {
+            let again = switch source {
+            case .notifications: "enabled (LiveSchema.enable)"
+            case .logicalReplication: "published (LiveSchema.publish)"
+            }
+            parts.append("\(names(.dropped)), which is gone (dropped or renamed): its live values follow again once a table of that name is created and \(again)")
+        }
         switch source {
         case .notifications:
-            return "\(names(.missing)), whose changes are not announced: enable with LiveSchema.enable"
+            if tables.contains(where: { $0.gap == .missing }) {
+                parts.append("\(names(.missing)), whose changes are not announced: enable with LiveSchema.enable")
+            }
+            return parts.joined(separator: "; and ")
         case .logicalReplication(let publication, _):
             let publication = TerminalText.name(publication, limit: 100)
-            var parts: [String] = []
             if tables.contains(where: { $0.gap == .missing }) {
                 parts.append("\(names(.missing)), not in the publication \(publication) this repository follows: add with LiveSchema.publish")
             }

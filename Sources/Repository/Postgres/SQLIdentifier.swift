@@ -39,6 +39,14 @@ public enum SQLIdentifier {
         TerminalText.escaped(shown(schema) + "." + shown(name), limit: 400)
     }
 
+    /// The parts of a dotted name as the server reads them: a quoted part as written (its
+    /// doubled quotes single), a plain one folded to lowercase.
+    static func unquotedParts(of name: String) -> [String] {
+        parts(of: name).map { part in
+            part.isQuoted ? String(part.text.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"") : part.text.lowercased()
+        }
+    }
+
     /// The parts of a dotted name, split at dots outside double quotes.
     static func parts(of name: String) -> [(text: String, isQuoted: Bool)] {
         var parts: [(String, Bool)] = []

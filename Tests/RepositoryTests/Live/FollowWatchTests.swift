@@ -37,7 +37,7 @@ struct FollowWatchTests {
         var title: String
     }
 
-    @Test("triggers disabled, or the table taken out of the publication, while a handle is live: reported on errors with the remedy; once announced again, the handle catches up",
+    @Test("triggers disabled, the table taken out of the publication, or dropped, while a handle is live: reported on errors with the remedy; once announced again, the handle catches up",
           arguments: [ChangeSource.notifications, .logicalReplication])
     func stopsAndReturns(through source: ChangeSource) async throws {
         let database = try await TestServer.makeDatabase(replication: source != .notifications)
@@ -72,9 +72,15 @@ struct FollowWatchTests {
         try await database.query("CREATE TABLE gone (id bigint PRIMARY KEY, title text NOT NULL)")
         try await database.query("INSERT INTO gone VALUES (1, 'x')")
         if source == .notifications { try await LiveSchema.enable("gone", on: database) } else { try await LiveSchema.publish("gone", on: database) }
-        _ = try await repository.read(Gone.self, id: 1)
+        let gone = try await repository.read(Gone.self, id: 1)
         try await psql("DROP TABLE gone", database: database)
+        #expect(try await eventually { errors.errors.all.contains { $0.contains("public.gone, which is gone (dropped or renamed)") } }, "\(errors.errors.all)")
         try await stop()
-        #expect(try await eventually { errors.errors.all.filter { $0.contains("no longer reach") }.count == 2 }, "\(errors.errors.all)")
+        #expect(try await eventually { errors.errors.all.filter { $0.contains("no longer reach") }.count == 3 }, "\(errors.errors.all)")
+        // Made again, and announced: the handle follows the new table's row.
+        try await database.query("CREATE TABLE gone (id bigint PRIMARY KEY, title text NOT NULL)")
+        try await database.query("INSERT INTO gone VALUES (1, 'made again')")
+        if source == .notifications { try await LiveSchema.enable("gone", on: database) } else { try await LiveSchema.publish("gone", on: database) }
+        #expect(try await eventually { gone.value.title == "made again" }, "\(gone.value)")
     }
 }
