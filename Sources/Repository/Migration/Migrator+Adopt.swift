@@ -58,7 +58,7 @@ extension Migrator {
             let adopted = try adoptedMigrations(foreign)
             if !acceptingEditedFiles { try await refuseEditedFiles(adopted.map(\.0), foreign, on: history.connection) }
             let renamed = (SQLIdentifier.parts(of: table).last?.text ?? table) + "_adopted"
-            let schema = SQLIdentifier.parts(of: table).dropLast().map { $0.isQuoted ? $0.text : SQLIdentifier.quoted($0.text) }
+            let schema = SQLIdentifier.parts(of: table).dropLast().map(SQLIdentifier.quoted(part:))
             let renamedQualified = (schema + [SQLIdentifier.quoted(renamed)]).joined(separator: ".")
             if try await history.connection.query("SELECT to_regclass($1) IS NOT NULL", [renamedQualified])[0].decode(Bool.self, at: 0) {
                 throw MigrationError(.invalidRequest, "\(renamed) already exists, so \(tool)'s \(table) cannot be kept under that name; rename or drop \(renamed) first")

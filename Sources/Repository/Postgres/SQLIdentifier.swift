@@ -19,9 +19,33 @@ public enum SQLIdentifier {
 
     /// A dotted name with each part quoted: `public.people` → `"public"."people"`. A part
     /// already in double quotes is kept as it is, so it may hold dots, quotes and spaces:
-    /// `crm."odd.name"` → `"crm"."odd.name"`.
+    /// `crm."odd.name"` → `"crm"."odd.name"` — only when it is one quoted identifier, each quote
+    /// inside it doubled; any other part, `"a" UNION SELECT …` among them, is quoted whole, so
+    /// that whatever `name` holds, the result is a name and nothing else.
     public static func quoted(qualified name: String) -> String {
-        parts(of: name).map { $0.isQuoted ? $0.text : quoted($0.text) }.joined(separator: ".")
+        parts(of: name).map(quoted(part:)).joined(separator: ".")
+    }
+
+    /// One part of ``parts(of:)`` in SQL: as it is when it is one quoted identifier, otherwise quoted.
+    static func quoted(part: (text: String, isQuoted: Bool)) -> String {
+        part.isQuoted && isOneQuotedIdentifier(part.text) ? part.text : quoted(part.text)
+    }
+
+    /// Whether `text` is one double-quoted identifier: a quote, then characters with each
+    /// quote doubled, then a closing quote — nothing before or after it.
+    static func isOneQuotedIdentifier(_ text: String) -> Bool {
+        let scalars = Array(text.unicodeScalars)
+        guard scalars.count >= 3, scalars.first == "\"", scalars.last == "\"" else { return false }
+        var index = 1
+        while index < scalars.count - 1 {
+            if scalars[index] == "\"" {
+                guard index + 1 < scalars.count - 1, scalars[index + 1] == "\"" else { return false }
+                index += 2
+            } else {
+                index += 1
+            }
+        }
+        return true
     }
 
     /// `name` for a message, as `quote_ident` gives it but for keywords: as it is when plain

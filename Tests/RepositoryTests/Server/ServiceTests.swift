@@ -87,8 +87,11 @@ struct ServiceTests {
     @Test("through logical replication, live_feed_lag is recorded from the commit's time")
     func replicationMetrics() async throws {
         let backend = RecordingMetrics()
-        let plain = try await makeContactsDatabase()
+        let plain = try await TestServer.makeDatabase(replication: true)  // on the server that decodes logically
+        try await plain.query("CREATE TABLE contacts (id bigint PRIMARY KEY, name text NOT NULL, email text UNIQUE)")
+        try await plain.query("INSERT INTO contacts (id, name) VALUES (2, 'Grace')")
         try await LiveSchema.publish("contacts", on: plain)
+        plain.close()
         let database = Database(plain.configuration, metricsFactory: backend)
         let repository = LiveRepository(database, changes: .logicalReplication)
         let grace = try await repository.read(Contact.self, id: 2)
