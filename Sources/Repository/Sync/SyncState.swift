@@ -153,8 +153,9 @@ struct SyncState<Content: SyncContent> {
     @inlinable mutating func applyRead(_ row: Committed<Content>?, sequence: UInt64) -> SyncEffects {
         guard sequence > appliedSequence else {
             // Older than what we hold. When that is our own write's result, though, a read
-            // that started before it may have seen a later commit: read again.
-            return SyncEffects(reread: committedByWrite && row?.version != committed.version)
+            // that started before it may have seen a later commit — or the same transaction's
+            // later change (an AFTER trigger updating the row again keeps its version): read again.
+            return SyncEffects(reread: committedByWrite)
         }
         guard let row else { return delete(at: sequence) }
         return adopt(row, sequence: sequence, byWrite: false, seenAfter: sequence)
@@ -164,9 +165,10 @@ struct SyncState<Content: SyncContent> {
     /// the bookkeeping: a version is the transaction that wrote the row, so the row is the one
     /// held, and it need not be decoded, compared or shown. Nil when the read may do more —
     /// local edits to reconcile, a write under way, a value not shown as committed, a deleted
-    /// row — and the row must be applied.
+    /// row, or a row held as our own write returned it, which its transaction may have changed
+    /// again after (an AFTER trigger), keeping the version — and the row must be applied.
     @inlinable mutating func confirmRead(version: Content.Version, sequence: UInt64) -> SyncEffects? {
-        guard lifecycle == .live, !hasPending, !hasInFlight, showsCommitted, committed.version == version else { return nil }
+        guard lifecycle == .live, !hasPending, !hasInFlight, showsCommitted, !committedByWrite, committed.version == version else { return nil }
         guard sequence > appliedSequence else { return SyncEffects() }  // as applyRead: same version, nothing to read again
         (appliedSequence, committedByWrite) = (sequence, false)
         return advance()

@@ -109,6 +109,21 @@ struct SyncStateExampleTests {
         #expect(state.value.a == 50)
     }
 
+    @Test("a row read at the version our write returned is applied, not taken as the same row: its transaction may have changed it again after (an AFTER trigger)")
+    func readAtOurWritesVersion() {
+        var state = writing()
+        _ = state.writeSucceeded(Committed(value: TwoColumns(a: 1, b: 0), version: Self.ours), sequence: 2, isWriteResult: true)
+        #expect(state.confirmRead(version: Self.ours, sequence: 3) == nil)
+        let effects = state.applyRead(Committed(value: TwoColumns(a: 1, b: 5), version: Self.ours), sequence: 3)
+        #expect(state.value.b == 5 && effects.publish != nil)
+        // Read once applied, the same version is the same row again.
+        #expect(state.confirmRead(version: Self.ours, sequence: 4) != nil)
+        // A read that started before the write's result, at its version, is read again.
+        var older = writing()
+        _ = older.writeSucceeded(Committed(value: TwoColumns(a: 1, b: 0), version: Self.ours), sequence: 3, isWriteResult: true)
+        #expect(older.applyRead(Committed(value: TwoColumns(a: 1, b: 5), version: Self.ours), sequence: 2).reread)
+    }
+
     @Test("a conflict lost while a later edit of the column waited reports that later value as ours: it is lost too")
     func conflictReportsTheLatestValue() {
         var state = writing()
