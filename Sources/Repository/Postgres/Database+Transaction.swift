@@ -13,6 +13,11 @@ extension Database {
     ///
     /// Cancelling the task cancels the running statement and rolls back.
     ///
+    /// The connection is the transaction's for the body's run only: keep it no longer (it goes
+    /// back to the pool, and another task's transaction runs on it), and end the transaction by
+    /// returning or throwing — a body that sends `COMMIT` or `ROLLBACK` itself is refused at
+    /// its end.
+    ///
     /// Run the transaction's statements on the connection `body` is given. A statement through
     /// the pool instead (`database.query`) runs outside the transaction, on another connection;
     /// when this task already holds every connection of the pool, it throws at once rather
@@ -110,7 +115,17 @@ extension Connection {
             await rollback(to: savepoint)
             throw error
         }
-        try await execute(script: "RELEASE SAVEPOINT \(savepoint)")
+        do {
+            try await execute(script: "RELEASE SAVEPOINT \(savepoint)")
+        } catch let error as PostgresError where error.sqlState == "25P02" {
+            // A statement of the body failed and the body went on (it caught the error): its work
+            // is undone, and the outer transaction can go on — as when the body throws.
+            await rollback(to: savepoint)
+            var failed = PostgresError(.server, "the nested transaction was rolled back because a statement in it failed; the outer transaction goes on",
+                                       statement: "RELEASE SAVEPOINT")
+            failed.sqlState = "25P02"
+            throw failed
+        }
         return result
     }
 
@@ -133,6 +148,13 @@ extension Connection {
         } catch {
             await rollback()
             throw error
+        }
+        // A body that ended the transaction itself (COMMIT or ROLLBACK sent through the
+        // connection) ran what followed outside it, each statement on its own: COMMIT now would
+        // commit nothing and pass for success.
+        guard await isInTransaction else {
+            throw PostgresError(.invalidStatement, "the transaction's body ended it itself (COMMIT or ROLLBACK): what it ran after that was not in the transaction; "
+                                + "end a transaction by returning from its body, or throwing")
         }
         // COMMIT of a transaction in which a statement failed (and was caught) rolls back
         // without an error; that must not pass for success.

@@ -89,6 +89,44 @@ struct ConnectionTests {
         #expect(ids == [1, 3])
     }
 
+    @Test("a nested transaction whose body caught a failed statement is rolled back and throws; the outer transaction goes on and commits")
+    func nestedSwallowedFailure() async throws {
+        try await database.query("CREATE TABLE accounts (id int PRIMARY KEY, v int)")
+        try await database.query("INSERT INTO accounts VALUES (1, 0), (2, 0)")
+        try await database.transaction { connection in
+            try await connection.query("UPDATE accounts SET v = 10 WHERE id = 1")
+            let inner = await #expect(throws: PostgresError.self) {
+                try await connection.transaction { nested in
+                    try await nested.query("UPDATE accounts SET v = 20 WHERE id = 2")
+                    _ = try? await nested.query("SELECT 1/0")
+                }
+            }
+            #expect(inner?.sqlState == "25P02")
+            try await connection.query("SELECT 1")
+        }
+        let values = try await database.query("SELECT v FROM accounts ORDER BY id").map { try $0.decode(Int.self, at: 0) }
+        #expect(values == [10, 0])
+    }
+
+    @Test("a transaction whose body sent COMMIT itself is refused at its end, not reported as committed")
+    func bodyEndsItsTransaction() async throws {
+        try await database.query("CREATE TABLE accounts (id int PRIMARY KEY, v int)")
+        try await database.query("INSERT INTO accounts VALUES (1, 0), (2, 0)")
+        for end in ["COMMIT", "ROLLBACK"] {
+            let error = await #expect(throws: PostgresError.self) {
+                try await database.transaction { connection in
+                    try await connection.query("UPDATE accounts SET v = v + 1 WHERE id = 1")
+                    try await connection.execute(script: end)
+                    try await connection.query("UPDATE accounts SET v = v + 1 WHERE id = 2")
+                }
+            }
+            #expect(error?.message.contains("the transaction's body ended it itself") == true, "\(String(describing: error))")
+        }
+        // The pool's connection is usable, and not left in a transaction.
+        #expect(try await database.query("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = current_database()")[0]
+                .decode(Int.self, at: 0) == 0)
+    }
+
     @Test("statements with thousands of parameters, up to PostgreSQL's 65,535, run through the pool: a bulk INSERT commits once and says so")
     func manyParameters() async throws {
         for count in [7_498, 7_499, 20_000, 65_535] {
