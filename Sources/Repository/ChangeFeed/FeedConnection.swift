@@ -99,7 +99,7 @@ final class FeedConnection {
     private func preparedName(_ sql: String, deadline: Duration) throws -> String {
         if let name = prepared[sql] { return name }
         namesGiven += 1
-        let name = "feed\(namesGiven)"
+        let name = "live_feed\(namesGiven)"
         _ = try run(sql, deadline: deadline) { PQsendPrepare($0, name, sql, 0, nil) }
         prepared[sql] = name
         return name

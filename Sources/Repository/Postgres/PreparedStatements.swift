@@ -15,10 +15,11 @@ struct PreparedStatements {
 
     var isFull: Bool { names.count + forgottenHeld >= Self.capacity }
 
-    /// A name no statement on this connection has used.
+    /// A name no statement on this connection has used: `live_s<n>`, apart from the names an
+    /// application gives its own `PREPARE`d statements (`s1`, say).
     mutating func nextName() -> String {
         counter += 1
-        return "s\(counter)"
+        return "live_s\(counter)"
     }
 
     mutating func remember(_ sql: String, as name: String) { names[sql] = name }

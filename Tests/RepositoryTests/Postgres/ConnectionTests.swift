@@ -127,6 +127,15 @@ struct ConnectionTests {
                 .decode(Int.self, at: 0) == 0)
     }
 
+    @Test("the application's own PREPAREd statements, named s1 to s5, do not collide with the library's")
+    func ownPreparedStatements() async throws {
+        try await database.withConnection { connection in
+            try await connection.execute(script: (1...5).map { "PREPARE s\($0) AS SELECT \($0)" }.joined(separator: "; "))
+            for n in 1...8 { #expect(try await connection.query("SELECT $1::int + \(n)", [n])[0].decode(Int.self, at: 0) == 2 * n) }
+            #expect(try await connection.query("EXECUTE s3")[0].decode(Int.self, at: 0) == 3)
+        }
+    }
+
     @Test("statements with thousands of parameters, up to PostgreSQL's 65,535, run through the pool: a bulk INSERT commits once and says so")
     func manyParameters() async throws {
         for count in [7_498, 7_499, 20_000, 65_535] {
