@@ -23,8 +23,10 @@ public struct ConnectionConfiguration: Sendable {
     /// (`tcp_user_timeout`); with the keep-alives (after 10 s idle, every 5 s, 3 probes) a
     /// silent network partition is noticed within about 25 s. Unix sockets ignore both.
     public var tcpUserTimeout: Duration = .seconds(20)
-    /// The longest a statement may run before the server cancels it (`statement_timeout`);
-    /// nil leaves the server's setting. Replaces any `options` of the connection string.
+    /// The longest a statement may run before the server cancels it (`statement_timeout`), in
+    /// whole milliseconds, rounded up (so that a limit under one is still one); `.zero` or less
+    /// means no limit, as PostgreSQL's 0 does; nil leaves the server's setting. Replaces any
+    /// `options` of the connection string.
     public var statementTimeout: Duration?
 
     /// A configuration from a `postgres://user:password@host:port/database?sslmode=...` URL.
@@ -163,9 +165,17 @@ public struct ConnectionConfiguration: Sendable {
         }
         parameters.append(("dbname", connectionString))
         if let statementTimeout {
-            parameters.append(("options", "-c statement_timeout=\(Self.milliseconds(statementTimeout))"))
+            parameters.append(("options", "-c statement_timeout=\(Self.limitMilliseconds(statementTimeout))"))
         }
         return parameters + overrides
+    }
+
+    /// `duration` as a server's limit in milliseconds: rounded up, so that a positive limit
+    /// is never 0 (which the server reads as none); 0 for none or less.
+    static func limitMilliseconds(_ duration: Duration) -> Int64 {
+        guard duration > .zero else { return 0 }
+        let whole = milliseconds(duration)
+        return .milliseconds(whole) < duration ? whole + 1 : whole
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {

@@ -30,6 +30,19 @@ struct ConnectionConfigurationTests {
         #expect(plain.user("other").connectTimeoutInEffect == 4)
     }
 
+    @Test("a statement timeout under a millisecond is one, not PostgreSQL's 0 (no limit); zero or less is no limit; the server holds what was set")
+    func statementTimeoutRounding() async throws {
+        #expect(ConnectionConfiguration.limitMilliseconds(.microseconds(500)) == 1)
+        #expect(ConnectionConfiguration.limitMilliseconds(.microseconds(1_500)) == 2)
+        #expect(ConnectionConfiguration.limitMilliseconds(.seconds(3)) == 3_000)
+        #expect(ConnectionConfiguration.limitMilliseconds(.zero) == 0 && ConnectionConfiguration.limitMilliseconds(.seconds(-1)) == 0)
+        var configuration = try await TestServer.makeDatabaseConfiguration()
+        configuration.statementTimeout = .microseconds(500)
+        let database = Database(configuration)
+        defer { database.close() }
+        #expect(try await database.query("SHOW statement_timeout")[0].decode(String.self, at: 0) == "1ms")
+    }
+
     @Test("a unix socket directory is a host query item")
     func unixSocket() throws {
         let configuration = try ConnectionConfiguration(url: "postgresql:///app?host=/var/run/postgresql&user=me")
