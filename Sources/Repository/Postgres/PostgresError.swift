@@ -66,11 +66,12 @@ public struct PostgresError: Error, Sendable, Hashable {
     /// The server function that raised the error (`R`), to tell the backend's own errors apart.
     var routine: String?
 
-    /// Creates an error of `kind` with `message`.
+    /// Creates an error of `kind` with `message`, about `statement` — kept with any password
+    /// literal in it hidden (`PASSWORD '***'`), so that no dump of the error holds one.
     public init(_ kind: Kind, _ message: String, statement: String? = nil) {
         self.kind = kind
         self.message = message
-        self.statement = statement
+        self.statement = statement.map(SQLPasswords.redacted)
     }
 }
 

@@ -32,11 +32,16 @@ enum ResultReader {
     }
 
     static func error(_ raw: OpaquePointer, statement: String, redact: (String) -> String) -> PostgresError {
+        // A password written in the statement may be quoted back (`at or near "'secret"`).
+        let literals = SQLPasswords.literals(in: statement)
+        func hidden(_ text: String) -> String {
+            literals.reduce(redact(text)) { $0.replacingOccurrences(of: $1, with: "***") }
+        }
         func field(_ code: Character) -> String? {
-            PQresultErrorField(raw, Int32(code.asciiValue!)).map { redact(String(cString: $0)) }
+            PQresultErrorField(raw, Int32(code.asciiValue!)).map { hidden(String(cString: $0)) }
         }
         let fallback = Connection.tidy(String(cString: PQresultErrorMessage(raw)))
-        var error = PostgresError(.server, field("M") ?? redact(fallback), statement: statement)
+        var error = PostgresError(.server, field("M") ?? hidden(fallback), statement: statement)
         error.sqlState = field("C")
         error.severity = field("V") ?? field("S")
         error.detail = field("D")

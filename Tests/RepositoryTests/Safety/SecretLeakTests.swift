@@ -150,6 +150,23 @@ struct SecretLeakTests {
         #expect(failure.map { !"\($0)".contains("Hunter2Secret") && "\($0)".contains("PASSWORD '***' BOGUS") } == true, "\(String(describing: failure))")
     }
 
+    @Test("a password in a statement the server refuses is hidden from its message too (an unterminated quote), from a dump of the error, and in dollar quotes, after comments and in E'' with an escaped quote")
+    func passwordQuotedBack() async throws {
+        let database = try await TestServer.makeDatabase()
+        defer { database.close() }
+        for (statement, secret) in [("CREATE ROLE r1 PASSWORD 'Sup3rS3cr3t", "Sup3rS3cr3t"),
+                                    (#"CREATE ROLE r1 PASSWORD E'Sup3r\'S3cr3t' BOGUS"#, "S3cr3t"),
+                                    ("CREATE ROLE r1 PASSWORD $$Sup3rS3cr3t$$ BOGUS", "Sup3rS3cr3t"),
+                                    ("CREATE ROLE r1 PASSWORD $x$Sup3rS3cr3t$x$ BOGUS", "Sup3rS3cr3t"),
+                                    ("CREATE ROLE r1 PASSWORD /* c */ 'Sup3rS3cr3t' BOGUS", "Sup3rS3cr3t")] {
+            let failure = await #expect(throws: PostgresError.self) { try await database.query(statement) }
+            var dumped = ""
+            dump(failure, to: &dumped)
+            #expect(failure.map { !"\($0)".contains(secret) } == true, "\(String(describing: failure))")
+            #expect(!dumped.contains(secret), "\(dumped)")
+        }
+    }
+
     @Test("PGPASSWORD never reaches the output either")
     func environmentPassword() async throws {
         let output = try await Self.run("migrate", ["status", "--database-url", "host=127.0.0.1 port=1 user=app"], environment: ["PGPASSWORD": "S3kr1tPwx9"])
