@@ -46,8 +46,6 @@ extension StoreLease: MemberStore {
         store.edit(from: old, to: new, author: author)
     }
 
-    @usableFromInline func shown(_ row: Table.Content.Value, readAs number: UInt64?) -> Table.Content.Value { store.shown(row, readAs: number) }
-
     @usableFromInline func enrolSave() -> Int { store.enrolSave() }
 
     @usableFromInline func awaitSave(_ ticket: Int) async throws { try await store.awaitSave(ticket) }

@@ -62,6 +62,8 @@ where Element.ID: Comparable & Sendable {
 
     /// The list as it is now.
     var elements: Elements { cell.inspect { $0.elements } }
+    /// The members as they are now, with their stores.
+    @usableFromInline var members: [Element.ID: QueryState<Element>.Member] { cell.inspect { $0.members } }
 
     /// Waits for every member edited through the query (kept across calls: another task's
     /// `save()` must not take this one's edits away). Every member's edits are counted before
@@ -114,41 +116,38 @@ where Element.ID: Comparable & Sendable {
     }
 
     /// Reads the rows with these ids (all matching rows when nil) and applies what was read:
-    /// the list first, in one update; then the rows' contents to their stores (this query is
-    /// not told of the updates that makes, see ``QueryHandOver``); then what the stores hold,
-    /// where it differs.
+    /// first the rows' contents to their stores (this query is not told of the updates that
+    /// makes, see ``QueryHandOver``), then the list, in one update, from what the stores hold.
     func refresh(_ ids: [Element.ID]?) async throws {
         let (read, handOver) = try await source.read(ids)
-        apply(read)
         QueryHandOver.run(by: handingOver, handOver)
-        mirror(read)
+        apply(read)
     }
 
-    /// Makes the list what `read` found, in one update (the rows' stores are not given the
-    /// rows here: see ``refresh(_:)``, or the router that read them for many queries).
-    /// `shown(i)` is what ``MemberStore/shown(_:readAs:)`` says of the read's `i`th matching
-    /// row (a router passes its stores' own, compiled for their type); nil: the store's.
-    @inlinable func apply(_ read: QueryState<Element>.Read, shown: ((Int) -> Element)? = nil) {
+    /// Makes the list what `read` found, in one update, once its rows went to their stores
+    /// (``refresh(_:)``, or the router that read them for many queries): each matching row as
+    /// its store holds it now — the row read with the local edits made since on top, or a newer
+    /// state the store already held (a write that committed meanwhile). A list showing an older
+    /// value would give the next edit through it that value to start from, and the edit would
+    /// set the field back. `value(i)` is the read's `i`th matching store's value (a router
+    /// passes its stores' own, compiled for their type); nil: asked of the store.
+    @inlinable func apply(_ read: QueryState<Element>.Read, value: ((Int) -> Element)? = nil) {
         var subscriptions: [Element.ID: Subscription] = [:]
-        let members = cell.inspect { $0.members }
+        let members = self.members
         for (element, store) in read.matching where members[element.id]?.store !== store {
             subscriptions[element.id] = store.subscribe(member: ObjectIdentifier(handingOver)) { [weak self] update in
                 self?.memberChanged(element.id, update)
             }
         }
-        // In turn with edits through this list (``modify(author:_:)``), each row as its store
-        // would show it now (``MemberStore/shown(_:readAs:)``): with the local edits made since
-        // it was read, which are in the store only, and not at all when the store already holds
-        // a newer state (a write that committed meanwhile). A list showing an older value would
-        // give the next edit through it that value to start from, and the edit would set the
-        // field back. Locks: `editOrder`, then this query's, then each member store's in turn —
+        // A new member's store is observed before its value is taken below, so no change of it
+        // is missed. Locks: `editOrder`, then this query's, then each member store's in turn —
         // the order `modify` and `membersChanged` take them in; none is held when this is called.
         let cancel = editOrder.withLock {
             cell.transition { state in
                 var matching: [(element: Element, store: any MemberStore<Element>)] = []
                 matching.reserveCapacity(read.matching.count)
-                for (index, (element, store)) in read.matching.enumerated() {
-                    matching.append((shown?(index) ?? store.shown(element, readAs: read.number), store))
+                for (index, (_, store)) in read.matching.enumerated() {
+                    matching.append((value?(index) ?? store.value, store))
                 }
                 let current = QueryState<Element>.Read(checked: read.checked, matching: matching, number: read.number)
                 let (changed, cancel) = state.apply(current, subscriptions: subscriptions)
@@ -156,16 +155,6 @@ where Element.ID: Comparable & Sendable {
             }
         }
         for subscription in cancel { subscription.cancel() }
-    }
-
-    /// After the rows of `read` went to their stores: a member store that changed between the
-    /// read and the list's update (a local edit, a reverted one, a newer write) told the list
-    /// before the read's older value went in, and applying the read to it may change nothing:
-    /// show what the stores hold now. Usually nothing differs, and nobody hears of it.
-    /// `value(i)` is the read's `i`th matching store's value (nil: asked of the store).
-    @inlinable func mirror(_ read: QueryState<Element>.Read, value: ((Int) -> Element)? = nil) {
-        let matching = read.matching.map { (id: $0.element.id, store: $0.store) }
-        cell.transition { state in (state.mirror(matching, value: value) ? .some(.database) : .none, ()) }
     }
 
     /// A member store changed: show its value as it is now — not the update's, which a newer

@@ -122,7 +122,7 @@ extension LiveRepository {
             matchingReads.reserveCapacity(stores.count)
             for lease in stores {
                 guard let row = rows[lease.id] else { continue }
-                matching.append((row.value, lease))  // shown with the store's local edits when applied
+                matching.append((row.value, lease))  // shown as the store holds it once applied
                 matchingReads.append((lease.store, row))
             }
             // Checked rows that do not match (any more), or are gone: their stores, if any are

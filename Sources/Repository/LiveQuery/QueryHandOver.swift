@@ -2,8 +2,8 @@ import Foundation
 
 /// The live query handing a read's rows to their stores on the current thread (see
 /// ``LiveQueryStore``): the updates those reads make are not sent to that query's member
-/// observers (``ObserverList/publish(_:handingOver:)``) — the list already holds the rows, and
-/// the mirror after the hand-over shows what the stores made of them. Updates other threads
+/// observers (``ObserverList/publish(_:handingOver:)``) — the list's update after the
+/// hand-over shows what the stores made of them, in one update. Updates other threads
 /// make meanwhile still reach the query. A thread's mark, not a task's: a task started
 /// meanwhile (a store's write loop) must not inherit it, and the hand-over never suspends, so
 /// nothing else runs on the thread while the mark is set.

@@ -10,10 +10,6 @@ protocol MemberStore<Element>: VarPersistence {
     /// A local edit of the fields in which `new` differs from `old` (an element as a live
     /// query showed it, perhaps older than the store's value in other fields).
     func edit(from old: Element, to new: Element, author: Author?)
-    /// What a live query shows for `row`, read as number `number` (nil: not numbered): the
-    /// shared value when it holds a state numbered after that read (the row is older than what
-    /// it holds), else the row with this process's unsaved edits on top, as they are now.
-    func shown(_ row: Element, readAs number: UInt64?) -> Element
     /// Counts the edits made so far for a `save()` (see ``LiveStore/enrolSave()``).
     func enrolSave() -> Int
     /// Waits for the edits counted by `ticket` (see ``LiveStore/awaitSave(_:)``).
@@ -30,7 +26,7 @@ struct QuerySource<Element: Identifiable & Equatable & Sendable>: Sendable where
     let key: TableKey
     /// Reads the rows with these ids (all matching rows when nil) with the query's condition,
     /// in one numbered read: the matching ones as elements with their live stores, and a
-    /// hand-over that gives every row read to its live store, to run once the list is updated.
+    /// hand-over that gives every row read to its live store, to run before the list is updated.
     let read: @Sendable (_ ids: [Element.ID]?) async throws -> (QueryState<Element>.Read, handOver: @Sendable () -> Void)
 }
 

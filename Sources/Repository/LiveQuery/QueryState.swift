@@ -100,17 +100,6 @@ struct QueryState<Element: Identifiable & Equatable & Sendable>: ValueHolding wh
         return place([id: element], removing: [])
     }
 
-    /// Shows what these member stores hold now, in one change; whether anything changed.
-    /// Non-members are left out. `value(i)` is the `i`th store's value (nil: asked of the store).
-    @inlinable mutating func mirror(_ stores: [(id: Element.ID, store: any MemberStore<Element>)], value valueAt: ((Int) -> Element)? = nil) -> Bool {
-        var upserts: [Element.ID: Element] = [:]
-        for (index, (id, store)) in stores.enumerated() where members[id]?.store === store {
-            let value = valueAt?(index) ?? store.value
-            if elements[id: id].map({ ElementEquality.differs($0, value) }) ?? true { upserts[id] = value }
-        }
-        return !upserts.isEmpty && place(upserts, removing: [])
-    }
-
     /// An edit of the list made through the query's `Var`, to `new`: the members whose values
     /// changed (for their stores to write), and whether the edit was undone in part — elements
     /// added or removed, or moved where the query's order does not put them: membership and

@@ -67,16 +67,6 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
     /// The versions of the committed rows.
     var committedVersion: CommittedVersion? { cell.inspect { CommittedVersion(rows: Content.rowVersions($0.committed)) } }
 
-    /// What a live query shows for `row`, read as number `number` (see ``MemberStore/shown(_:readAs:)``);
-    /// the row alone when the local edits cannot be merged into it exactly (applying the row here
-    /// then fails those edits, reported).
-    @inlinable func shown(_ row: Value, readAs number: UInt64?) -> Value {
-        cell.inspect { state in
-            if let number, state.appliedSequence > number { return state.value }
-            return (try? state.overlayingLocalEdits(on: row)) ?? row
-        }
-    }
-
     /// Observes the shared value for the live query `query`, which holds it as an element.
     func subscribe(member query: ObjectIdentifier, _ handler: @escaping @Sendable (Update<Value>) -> Void) -> Subscription {
         cell.subscribe(initial: false, member: query, handler)

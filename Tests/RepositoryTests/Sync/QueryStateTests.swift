@@ -21,7 +21,6 @@ struct QueryStateTests {
         func awaitSave(_ ticket: Int) async throws {}
         func subscribe(member _: ObjectIdentifier, _ handler: @escaping @Sendable (Update<Row>) -> Void) -> Subscription { Subscription {} }
         func edit(from old: Row, to new: Row, author: Author?) { value = new }
-        func shown(_ row: Row, readAs _: UInt64?) -> Row { row }
     }
 
     typealias State = QueryState<Row>
@@ -94,23 +93,6 @@ struct QueryStateTests {
         renamedAndMoved.swapAt(0, 1)
         #expect(!state.edit(to: renamedAndMoved).restored)
         #expect(state.elements.ids.elements == [1, 2])
-    }
-
-    @Test("mirroring shows what member stores hold now, in order, and leaves non-members out")
-    func mirror() {
-        var state = State(order: QueryOrder(keys: [.ascending(\.name)]))
-        var stores: [Int: Held] = [:]
-        _ = state.apply(read([Row(id: 1, name: "Ada"), Row(id: 2, name: "Grace")], checked: nil, stores: &stores),
-                        subscriptions: subscriptions([1, 2]))
-        // The read's value went in after the store had moved on (a reverted edit, say).
-        stores[1]!.value.name = "Zelda"
-        let outsider = Held(Row(id: 3, name: "Aaron"))
-        let all: [(id: Int, store: any MemberStore<Row>)] = [(1, stores[1]!), (2, stores[2]!), (3, outsider)]
-        let changed = state.mirror(all)
-        #expect(changed)
-        #expect(state.elements.elements == [Row(id: 2, name: "Grace"), Row(id: 1, name: "Zelda")])
-        let changedAgain = state.mirror(all)
-        #expect(!changedAgain)  // nothing differs any more
     }
 
     @Test("a read placing many rows at once leaves the list as re-running the query would: the members, in order", .shrinking)

@@ -68,32 +68,41 @@ extension RecordQueryRouter {
         for query in mustRunWhole { self.mustRunWhole(query) }
     }
 
-    /// Gives each query its read (the list first), then every row read to its live store —
-    /// matching or not, if one is held — and deletes the stores of rows that are gone; each row
-    /// `fromStream` goes to its store as the stream's change. Then each query shows what its
-    /// member stores hold: one update per list, whichever way its rows came. A store whose row
+    /// Gives every row read to its live store — matching or not, if one is held — and deletes
+    /// the stores of rows that are gone; each row `fromStream` goes to its store as the stream's
+    /// change. Then each query shows what it `found`, as its member stores now hold it: one
+    /// update per list, whichever way its rows came. A store whose row
     /// the stream carried but which was read (`readStreamed`) is told of the change first, as
     /// the feed tells stores no query routes for: from the version the read shows, it can take
     /// the stream's next row.
-    @inlinable func deliver(_ reads: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])],
+    @inlinable func deliver(_ found: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])],
                          rows: [R.ID: Committed<RecordContent<R>>], keys: [R.ID],
                          fromStream: [R.ID: (lease: StoreLease<RecordTable<R>>?, change: Change)],
                          readStreamed: [R.ID: Change], readAs number: UInt64) async throws {
         guard let repository else { return }
         // Plain loops, not key paths as functions: in code not specialized for `R`, each
         // projection through a key path costs more than the rest of the step.
-        var matchingIDs = Set<R.ID>()
-        for found in reads.values { for id in found.matching where fromStream[id] == nil { matchingIDs.insert(id) } }
-        let stores = try await repository.sharedStores(table, ids: Array(matchingIDs), readAs: number) { ids in
+        let queries = found.compactMap { id, found in liveQuery(id).map { (id: id, query: $0, found: found) } }
+        // A matching row that is a member of a query already has its store there — the identity
+        // map's, for as long as the query holds it —; the others' are looked up there, or made.
+        var readLeases: [R.ID: StoreLease<RecordTable<R>>] = [:]
+        var lookUp = Set<R.ID>()
+        for (_, query, ids) in queries {
+            let members = query.members
+            readLeases.reserveCapacity(ids.matching.count)
+            for id in ids.matching where fromStream[id] == nil && readLeases[id] == nil {
+                if let lease = members[id]?.store as? StoreLease<RecordTable<R>> { readLeases[id] = lease } else { lookUp.insert(id) }
+            }
+        }
+        let shared = lookUp.isEmpty ? [] : try await repository.sharedStores(table, ids: lookUp.filter { readLeases[$0] == nil }, readAs: number) { ids in
             ids.compactMap { id in rows[id].map { (id, $0) } }
         }
-        var leaseByID: [R.ID: StoreLease<RecordTable<R>>] = [:]
-        leaseByID.reserveCapacity(stores.count + fromStream.count)
-        for lease in stores { leaseByID[lease.id] = lease }
+        for lease in shared { readLeases[lease.id] = lease }
+        let stores = Array(readLeases.values)
+        var leaseByID = readLeases
         for (id, streamed) in fromStream { leaseByID[id] = streamed.lease }
-        var applied: [(LiveQueryStore<R>, QueryState<R>.Read, [LiveStore<RecordTable<R>>])] = []
-        for (id, found) in reads {
-            guard let query = liveQuery(id) else { continue }
+        var reads: [(LiveQueryStore<R>, QueryState<R>.Read, [LiveStore<RecordTable<R>>])] = []
+        for (id, query, found) in queries {
             var matching: [(element: R, store: any MemberStore<R>)] = []
             var matchingStores: [LiveStore<RecordTable<R>>] = []
             var matchingKeys = Set<R.ID>()
@@ -102,21 +111,17 @@ extension RecordQueryRouter {
             matchingKeys.reserveCapacity(found.matching.count)
             for key in found.matching {
                 guard let lease = leaseByID[key], let row = rows[key] else { continue }
-                // Shown with the store's local edits when applied (``MemberStore/shown(_:readAs:)``).
                 matching.append((row.value, lease))
                 matchingStores.append(lease.store)
                 matchingKeys.insert(row.value.id)
             }
-            let read = QueryState<R>.Read(checked: found.checked, matching: matching, number: number)
-            // The stores asked as what they are, not through `MemberStore`: compiled for `R`.
-            query.apply(read) { [matchingStores] in matchingStores[$0].shown(read.matching[$0].element, readAs: number) }
+            reads.append((query, QueryState<R>.Read(checked: found.checked, matching: matching, number: number), matchingStores))
             record(id, checked: found.checked, matching: matchingKeys)
-            applied.append((query, read, matchingStores))
         }
         let others = keys.filter { leaseByID[$0] == nil && fromStream[$0] == nil }
         let held = zip(others, heldStores(others, in: repository)).map { (id: $0, store: $1?.store) }
-        // Its queries' member observers are not told of these updates: each query already holds
-        // the rows, and its mirror below shows what the stores made of them.
+        // The rows to their stores first. Its queries' member observers are not told of these
+        // updates: each query shows its list next, from what the stores then hold.
         var (taken, stale) = (0, [any AnyLiveStore]())
         QueryHandOver.run(by: self) {
             if !readStreamed.isEmpty {
@@ -133,7 +138,8 @@ extension RecordQueryRouter {
                 if outcome.stale { stale.append(store) }
             }
         }
-        for (query, read, stores) in applied { query.mirror(read) { stores[$0].value } }
+        // The stores asked as what they are, not through `MemberStore`: compiled for `R`.
+        for (query, read, stores) in reads { query.apply(read) { stores[$0].value } }
         if taken > 0, let lease = fromStream.values.first(where: { $0.lease != nil })?.lease { lease.store.countStreamed(taken) }
         // A live value that changed since its row was chosen (a write of its own began): read.
         repository.scheduleRefresh(stale)
