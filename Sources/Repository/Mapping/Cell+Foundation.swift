@@ -8,15 +8,21 @@ extension Cell {
         var reader = BinaryReader(try nonNull(Date.self))
         switch type {
         case .timestamptz, .timestamp:
-            guard let date = TimestampFormat.date(postgresMicroseconds: try reader.read(Int64.self)) else {
-                throw error(Date.self, .invalidData(TimestampFormat.inexactDate))
+            let micros = try reader.read(Int64.self)
+            guard let date = TimestampFormat.date(postgresMicroseconds: micros) else {
+                throw error(Date.self, .invalidData(TimestampFormat.isInfinityInstant(postgresMicroseconds: micros)
+                    ? TimestampFormat.infinityInstant : TimestampFormat.inexactDate))
             }
             return date
         case .date:
             let days = try reader.read(Int32.self)
             if days == .max { return .distantFuture }
             if days == .min { return .distantPast }
-            return TimestampFormat.date(postgresDays: Int64(days))
+            let date = TimestampFormat.date(postgresDays: Int64(days))
+            // 4001-01-01 and 1 BC's December 30th are the very `Date`s that stand for ±infinity:
+            // read as them, they would be written back as infinity.
+            if date == .distantFuture || date == .distantPast { throw error(Date.self, .invalidData(TimestampFormat.infinityInstant)) }
+            return date
         default: throw error(Date.self, .typeMismatch)
         }
     }

@@ -123,6 +123,18 @@ enum TimestampFormat {
         return unixMicroseconds(date) == micros ? date : nil
     }
 
+    /// Whether a binary `timestamp` is the instant `Date.distantFuture` or `.distantPast` is
+    /// (4001-01-01, 0001-01-01 BC's last days): no `Date` holds it apart from ±infinity.
+    static func isInfinityInstant(postgresMicroseconds micros: Int64) -> Bool {
+        let (unix, overflow) = micros.addingReportingOverflow(postgresEpochMicroseconds)
+        return !overflow && [Date.distantFuture, .distantPast].contains { date in
+            Int64(date.timeIntervalSinceReferenceDate) * 1_000_000 + referenceMicroseconds == unix
+        }
+    }
+
+    /// Why a date or timestamp equal to `Date.distantFuture` or `.distantPast` is not read.
+    static let infinityInstant = "this is the very Date that stands for infinity or -infinity (Date.distantFuture, .distantPast), and would be written back as that; read it as String"
+
     /// Why ``date(unixMicroseconds:)`` gave no date: for the error a decode throws.
     static let inexactDate = "a Date cannot hold this timestamp to the microsecond (its precision falls below one more than 136 years from 2001); read it as String to keep every digit"
 

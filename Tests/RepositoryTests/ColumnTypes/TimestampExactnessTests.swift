@@ -76,6 +76,27 @@ struct TimestampExactnessTests {
         #expect(TimestampFormat.date(parsing: "999999999999999999-01-01") == nil)
     }
 
+    @Test("4001-01-01 and 1 BC's December 30th, the very Dates that stand for ±infinity, are refused in one line, never read as infinity (a stranger's run wrote them back as infinity)")
+    func infinityInstants() async throws {
+        let database = try await TestServer.makeDatabase()
+        let row = try await database.query("""
+            SELECT '4001-01-01'::date AS d_future, '0001-12-30 BC'::date AS d_past, '4001-01-01 00:00:00'::timestamp AS ts_future,
+                   '4001-01-01 00:00:00+00'::timestamptz AS tstz_future, '0001-12-30 00:00:00+00 BC'::timestamptz AS tstz_past,
+                   daterange('2020-01-01', '4001-01-01') AS range_future,
+                   '4000-12-31'::date AS d_before, '4001-01-01 00:00:01+00'::timestamptz AS tstz_after, 'infinity'::date AS d_infinity
+            """)[0]
+        for column in ["d_future", "d_past", "ts_future", "tstz_future", "tstz_past"] {
+            let message = Result { try row.decode(Date.self, column: column) }.failure.map { "\($0)" } ?? ""
+            #expect(message.contains("\"\(column)\"") && message.contains("infinity") && message.contains("read it as String") && !message.contains("\n"),
+                    "\(column): \(message)")
+            #expect(try row.decode(String.self, column: column).contains("4001") || row.decode(String.self, column: column).contains("BC"))
+        }
+        #expect(throws: (any Error).self) { try row.decode(PostgresRange<Date>.self, column: "range_future") }
+        #expect(try row.decode(Date.self, column: "d_before") == Date.distantFuture.addingTimeInterval(-86_400))
+        #expect(try row.decode(Date.self, column: "tstz_after") == Date.distantFuture.addingTimeInterval(1))
+        #expect(try row.decode(Date.self, column: "d_infinity") == .distantFuture)
+    }
+
     struct Stamp: Record, Equatable {
         static let tableName = "stamps"
         var id: Int64
