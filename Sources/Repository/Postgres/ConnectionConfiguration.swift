@@ -91,6 +91,12 @@ public struct ConnectionConfiguration: Sendable {
                 throw PostgresError(.invalidConfiguration, "invalid connection URL (libpq's message is not shown: it may quote the password); "
                                     + "percent-encode @ : / ? # % & = and spaces in the user name and password")
             }
+            // Likewise a `password=` setting: libpq quotes what follows a space in an unquoted
+            // value (`password=S3cret tail` fails with `missing "=" after "tail"`).
+            if string.range(of: "password", options: .caseInsensitive) != nil {
+                throw PostgresError(.invalidConfiguration, "invalid connection string (libpq's message is not shown: it may quote the password); "
+                                    + "write each setting as keyword=value, a value holding spaces, quotes or backslashes in single quotes: password='my secret', with \\' and \\\\ inside")
+            }
             throw PostgresError(.invalidConfiguration, redactor.redact(Connection.tidy(message)))
         }
         PQconninfoFree(options)

@@ -1,3 +1,4 @@
+import CPostgres
 import Foundation
 
 /// Finds passwords wherever they can enter a program — a URL's user-info (any encoding,
@@ -154,9 +155,41 @@ public struct SecretRedactor: Sendable {
             } else {
                 let end = value.firstIndex { $0.isWhitespace || $0 == "&" || $0 == "#" } ?? value.endIndex
                 values.append(String(value[..<end]))
+                // A password written with a space, unquoted, ends for libpq at the space, which
+                // then quotes what follows ("missing "=" after "tail""): up to the next keyword,
+                // all of it is the password as its writer meant it.
+                let meant = Self.upToNextKeyword(value)
+                if meant != value[..<end] { values.append(meant) }
                 remaining = value[end...]
             }
         }
         return values
     }
+
+    /// `value` up to where a connection keyword of libpq's (`dbname=`, `port =`…) follows
+    /// whitespace, trailing whitespace dropped.
+    private static func upToNextKeyword(_ value: Substring) -> String {
+        let words = value.split(whereSeparator: \.isWhitespace)
+        var kept: [Substring] = []
+        for (index, word) in words.enumerated() {
+            let name = word.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            let assigns = word.contains("=") || (index + 1 < words.count && words[index + 1].hasPrefix("="))
+            if index > 0, assigns, connectionKeywords.contains(String(name).lowercased()) { break }
+            kept.append(word)
+        }
+        return kept.joined(separator: " ")
+    }
+
+    /// libpq's connection keywords (`host`, `port`, `dbname`…).
+    private static let connectionKeywords: Set<String> = {
+        guard let defaults = PQconndefaults() else { return ["host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "options"] }
+        defer { PQconninfoFree(defaults) }
+        var names: Set<String> = []
+        var option = defaults
+        while let keyword = option.pointee.keyword {
+            names.insert(String(cString: keyword))
+            option += 1
+        }
+        return names
+    }()
 }

@@ -32,6 +32,9 @@ struct SecretLeakTests {
         "host=127.0.0.1 password='S3kr1tPwx9",
         "password=S3kr1tPwx9 bogus_option=1",
         "host=127.0.0.1 port=1 password = S3kr1tPwx9 dbname=db",
+        // A space in an unquoted value: libpq quotes what follows it, as a word or as a keyword (a stranger's run).
+        "host=127.0.0.1 port=1 user=app password=S3kr1t Pwx9 dbname=db",
+        "host=127.0.0.1 port=1 password=S3kr1t Pwx9=1",
         // Raw passwords holding ? # % and @, which libpq's URL parser quotes a piece of (a stranger's run).
         "postgres://app:?#%S3kr1tPwx9@127.0.0.1:1/db",
         "postgres://app:Pwx9@:/?#S3kr1t&= x@127.0.0.1:1/db",
@@ -61,7 +64,7 @@ struct SecretLeakTests {
         return await child.completion().text
     }
 
-    @Test("31 connection strings through Database: errors, descriptions and dumps hold no piece of the password",
+    @Test("33 connection strings through Database: errors, descriptions and dumps hold no piece of the password",
           arguments: shapes)
     func database(shape: String) async throws {
         var seen = ""
