@@ -28,7 +28,8 @@ struct Cell {
         if let columnType = T.self as? any CellDecodable.Type, bytes != nil {
             return try columnType.init(cell: self) as! T
         }
-        if (type == .jsonb || type == .json), T.self != String.self, let bytes {
+        // `String` (also as an optional) takes the document's text, as stored.
+        if (type == .jsonb || type == .json), T.self != String.self, T.self != String?.self, let bytes {
             let json = jsonBytes(bytes)
             do {
                 return try JSONCoding.decoder.decode(T.self, from: Data(json))

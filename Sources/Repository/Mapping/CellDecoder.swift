@@ -25,7 +25,7 @@ struct CellDecoder: Decoder {
 }
 
 extension CellDecoder: SingleValueDecodingContainer {
-    func decodeNil() -> Bool { cell.bytes == nil }
+    func decodeNil() -> Bool { cell.bytes == nil || cell.holdsJSONNull }
     func decode(_: Bool.Type) throws -> Bool { try cell.decodeBool() }
     func decode(_: String.Type) throws -> String { try cell.decodeString() }
     func decode(_: Double.Type) throws -> Double { try cell.decodeDouble() }

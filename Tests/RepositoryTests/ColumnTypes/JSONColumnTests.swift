@@ -68,6 +68,12 @@ struct JSONColumnTests {
             """) }
         let rows = try await database.query("SELECT * FROM maybes ORDER BY id").decode(Maybe.self)
         #expect(rows == [Maybe(id: 1, doc: nil, text: nil), Maybe(id: 2, doc: nil, text: nil), Maybe(id: 3, doc: Doc(a: 1, s: "x"), text: "\"t\"")])
+        // One column read as `String?` is its text, as in a record (it was parsed as a JSON
+        // string: a stranger's run).
+        let result = try await database.query("SELECT * FROM maybes ORDER BY id")
+        #expect(try result.map { try $0.decode(String?.self, column: "doc") } == [nil, nil, #"{"a": 1, "s": "x"}"#])
+        #expect(try result.map { try $0.decode(String?.self, column: "text") } == [nil, nil, "\"t\""])
+        #expect(try result[2].decode(String.self, column: "text") == "\"t\"")
     }
 
     struct Counts: Codable, Equatable, Sendable {
