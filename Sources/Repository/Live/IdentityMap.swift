@@ -123,8 +123,10 @@ struct IdentityMap: Sendable {
 
     /// The stores these changes may concern, each with the index of its change, and every store
     /// of a truncated table; the changes' keys are recorded as announced before read `number`.
-    /// A row's own store and the aggregate rooted at it (when aggregates use its table).
-    mutating func candidates(for changes: [Change], keys: [StoreKey], announcedAs number: UInt64) -> StoreCandidates {
+    /// A row's own store and the aggregate rooted at it (when aggregates use its table); not the
+    /// row stores of the types `skipping` names for their table (live queries give them their rows).
+    mutating func candidates(for changes: [Change], keys: [StoreKey], announcedAs number: UInt64,
+                             skipping: Set<RoutedStores> = []) -> StoreCandidates {
         announcements.record(keys, as: number)
         var found = StoreCandidates()
         found.stores.reserveCapacity(changes.count)
@@ -135,12 +137,17 @@ struct IdentityMap: Sendable {
         }
         let aggregateRoots = childRoutes.isEmpty ? [] : Set(childRoutes.values.flatMap { $0.map(\.rootTable) })
         // A batch's keys come a table at a time: its entries are looked up once per run.
-        var current: (table: String, entries: TableEntries)?
+        var current: (table: String, entries: TableEntries, skipped: ObjectIdentifier?)?
         for index in changes.indices where changes[index].operation != .truncate {
             let key = keys[index]
-            if current?.table != key.table { current = tables[key.table].map { (key.table, $0) } }
-            guard let entries = current?.entries else { continue }
-            entries.rows[key.key]?.forEachStore { found.stores.append(($0, index)) }
+            if current?.table != key.table {
+                current = tables[key.table].map { (key.table, $0, skipping.first { $0.table == key.table }?.storeType) }
+            }
+            guard let (_, entries, skipped) = current else { continue }
+            entries.rows[key.key]?.forEachStore { store in
+                if let skipped, ObjectIdentifier(type(of: store)) == skipped { return }
+                found.stores.append((store, index))
+            }
             guard !aggregateRoots.isEmpty, aggregateRoots.contains(key.table) else { continue }
             entries.aggregates[key.key]?.forEachStore { found.stores.append(($0, index)) }
         }

@@ -90,11 +90,11 @@ extension LiveRepository {
 
     /// The live stores these changes may have changed: a row (or an aggregate's root)
     /// inserted, deleted, or updated to another version than the one held.
-    func staleStores(for changes: [Change]) -> [any AnyLiveStore] {
+    func staleStores(for changes: [Change], skipping routed: Set<RoutedStores> = []) -> [any AnyLiveStore] {
         let number = sequence.next()
         let keys = changes.map { StoreKey(table: $0.table, key: $0.key.description) }
         // The announcements recorded and the stores found under one lock, in one pass.
-        let found = identity.withLock { $0.candidates(for: changes, keys: keys, announcedAs: number) }
+        let found = identity.withLock { $0.candidates(for: changes, keys: keys, announcedAs: number, skipping: routed) }
         let (candidates, truncatedStores, truncated) = (found.stores, found.truncated, found.truncatedTables)
         // Outside the identity map's lock: each store takes its own. Rows from the replication
         // stream are decoded together, a store type at a time.
@@ -193,8 +193,7 @@ extension LiveRepository: ChangeFeedReader {
         var handedOver = false
         for start in stride(from: 0, to: changes.count, by: Self.staleScanPart) {
             let part = changes[start..<min(start + Self.staleScanPart, changes.count)]
-            let found = staleStores(for: Array(part))
-            stale += givenByQueries.isEmpty ? found : found.filter { store in store.storeKey.isAggregate || !givenByQueries.contains { $0.contains(store) } }
+            stale += staleStores(for: Array(part), skipping: givenByQueries)
             // Reads are held only while the first part is applied: released once the batch's
             // commits are visible, they run beside the rest of it, as reads always could (a
             // streamed row is taken only onto the version the stream delivered last).

@@ -152,29 +152,40 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
     /// queries the server checks take their answer from `server`; those it has none for
     /// (registered after the statement was made: their first run reads the row) are left out.
     @inlinable package func verdicts(for id: ID, row: inout (some ConditionRow)?, server: [QueryID: Bool]) -> [(query: QueryID, member: Bool?)] {
-        let holding = holders[id] ?? []
-        guard row != nil else { return holding.map { ($0, false) } }
-        var found = holding.union(scanned)
-        for (column, byValue) in index {
-            if let key = row?.value(of: column)?.indexKey, let queries = byValue[key] { found.formUnion(queries) }
-        }
         var verdicts: [(query: QueryID, member: Bool?)] = []
-        verdicts.reserveCapacity(found.count + serverChecked.count)
-        for query in found {
+        forEachVerdict(for: id, row: &row, server: server) { verdicts.append(($0, $1)) }
+        return verdicts
+    }
+
+    /// ``verdicts(for:row:server:)`` one at a time, with no array (or set) made for the row:
+    /// this runs for every changed row.
+    @inlinable package func forEachVerdict(for id: ID, row: inout (some ConditionRow)?, server: [QueryID: Bool],
+                                           _ body: (QueryID, Bool?) -> Void) {
+        let holding = holders[id] ?? []
+        guard row != nil else { return holding.forEach { body($0, false) } }
+        /// A query's verdict on the row, if it has one.
+        func decide(_ query: QueryID) {
             switch checks[query] {
             case .here(let condition)?:
                 let member = condition.matches { row?.value(of: $0) }
-                verdicts.append((query, condition.columns.isDisjoint(with: row?.unreadable ?? []) ? member : nil))
+                body(query, condition.columns.isDisjoint(with: row?.unreadable ?? []) ? member : nil)
             case .server?:
-                if let member = server[query] { verdicts.append((query, member)) }
+                if let member = server[query] { body(query, member) }
             case nil:
-                continue
+                return
             }
         }
-        for query in serverChecked where !holding.contains(query) {
-            if let member = server[query] { verdicts.append((query, member)) }
+        // Each candidate once: those holding the row, those scanned, those its values lead to.
+        for query in holding { decide(query) }
+        for query in scanned where !holding.contains(query) { decide(query) }
+        var led: Set<QueryID> = []
+        for (column, byValue) in index {
+            guard let key = row?.value(of: column)?.indexKey, let queries = byValue[key] else { continue }
+            for query in queries where !holding.contains(query) && !scanned.contains(query) && led.insert(query).inserted { decide(query) }
         }
-        return verdicts
+        for query in serverChecked where !holding.contains(query) {
+            if let member = server[query] { body(query, member) }
+        }
     }
 
     /// After `query` applied a read that checked `checked` (nil: ran whole) and found

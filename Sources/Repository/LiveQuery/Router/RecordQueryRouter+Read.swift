@@ -13,11 +13,8 @@ extension RecordQueryRouter {
         var mustRunWhole: Set<ObjectIdentifier> = []
         /// The verdicts on the row `id` holds now (nil `values`: it is gone) go to each query's read.
         func file(_ id: R.ID, _ values: inout ResultRowValues?, server: [ObjectIdentifier: Bool]) {
-            for (query, member) in verdicts(for: id, row: &values, server: server) {
-                guard let member else {
-                    mustRunWhole.insert(query)
-                    continue
-                }
+            forEachVerdict(for: id, row: &values, server: server) { query, member in
+                guard let member else { return _ = mustRunWhole.insert(query) }
                 reads[query, default: ([], [])].checked.append(id)
                 if member { reads[query, default: ([], [])].matching.append(id) }
             }

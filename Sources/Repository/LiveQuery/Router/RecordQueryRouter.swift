@@ -163,6 +163,12 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
         routes.withLock { $0.verdicts(for: id, row: &row, server: server) }
     }
 
+    /// ``verdicts(for:row:server:)`` one at a time (see ``QueryRoutes/forEachVerdict(for:row:server:_:)``).
+    @inlinable func forEachVerdict(for id: R.ID, row: inout ResultRowValues?, server: [ObjectIdentifier: Bool],
+                                   _ body: (ObjectIdentifier, Bool?) -> Void) {
+        routes.withLock { $0.forEachVerdict(for: id, row: &row, server: server, body) }
+    }
+
     /// After a query applied a read: who holds what.
     @inlinable func record(_ query: ObjectIdentifier, checked: [R.ID], matching: Set<R.ID>) {
         routes.withLock { $0.record(query, checked: checked, matching: matching) }
