@@ -210,8 +210,10 @@ extension ConnectionConfiguration: CustomStringConvertible, CustomDebugStringCon
         }
         let user = target.user.map { "\($0)@" } ?? ""
         let port = target.port.map { ":\($0)" } ?? ""
+        // An IPv6 address in brackets, as a URL writes it (`[::1]:5432`); not a socket directory.
+        let host = target.host.map { $0.contains(":") && !$0.hasPrefix("/") && !$0.hasPrefix("[") ? "[\($0)]" : $0 } ?? "default"
         // A malformed URL may put pieces of its password where a host or port should be.
-        return redactor.redact("postgres://\(user)\(target.host ?? "default")\(port)/\(target.database ?? "")")
+        return redactor.redact("postgres://\(user)\(host)\(port)/\(target.database ?? "")")
     }
 
     /// Same as ``description``: never shows the password.

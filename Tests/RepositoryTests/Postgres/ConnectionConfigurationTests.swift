@@ -79,6 +79,9 @@ struct ConnectionConfigurationTests {
     func environment() throws {
         let fromURL = try ConnectionConfiguration.environment(["DATABASE_URL": "postgres://u@h:1/d"])
         #expect(fromURL.description == "postgres://u@h:1/d")
+        // An IPv6 host keeps its brackets, as a URL needs them (a stranger's run: `u@::1:5432`).
+        #expect(try ConnectionConfiguration(url: "postgres://u@[::1]:5432/d").description == "postgres://u@[::1]:5432/d")
+        #expect(try ConnectionConfiguration(conninfo: "host=::1 port=5432 user=u dbname=d").description == "postgres://u@[::1]:5432/d")
         let fromConninfo = try ConnectionConfiguration.environment(["DATABASE_URL": "host=/tmp dbname=z"])
         #expect(fromConninfo.description.hasSuffix("/tmp/z"))
         #expect(throws: Never.self) { try ConnectionConfiguration.environment([:]) }
