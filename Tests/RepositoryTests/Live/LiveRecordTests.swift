@@ -160,13 +160,14 @@ struct LiveRecordTests {
     @Test("a deleted row: the handle says so, and writing to it is reverted and reported")
     func deletion() async throws {
         let edsger = try await repository.read(Contact.self, id: 3)
-        let authors = Recorder<Author?>()
-        let subscription = edsger.observe { authors.append($0.author) }
+        let authors = Recorder<Author?>(), unchanged = Recorder<Bool>()
+        let subscription = edsger.observe { authors.append($0.author); unchanged.append($0.old == $0.new) }
         try await psql("DELETE FROM contacts WHERE id = 3", database: database)
         #expect(try await eventually { edsger.liveState == .deleted })
         // The state is visible before its observers have run (they run outside the lock).
         #expect(try await eventually { !authors.all.isEmpty })
         #expect(authors.all == [.deletion])
+        #expect(unchanged.all == [true], "the handle keeps the row's last value, as README says")
         edsger[\.name].value = "ghost"
         #expect(edsger.value.name == "Edsger")
         await #expect(throws: LiveRecordError.self) { try await edsger.save() }
