@@ -95,7 +95,8 @@ public struct ConnectionConfiguration: Sendable {
             // value (`password=S3cret tail` fails with `missing "=" after "tail"`).
             if string.range(of: "password", options: .caseInsensitive) != nil {
                 throw PostgresError(.invalidConfiguration, "invalid connection string (libpq's message is not shown: it may quote the password); "
-                                    + "write each setting as keyword=value, a value holding spaces, quotes or backslashes in single quotes: password='my secret', with \\' and \\\\ inside")
+                                    + "each setting must be one of libpq's keywords (host, port, dbname, user, password, sslmode…) as keyword=value, "
+                                    + "a value holding spaces, quotes or backslashes in single quotes: password='my secret', with \\' and \\\\ inside")
             }
             throw PostgresError(.invalidConfiguration, redactor.redact(Connection.tidy(message)))
         }

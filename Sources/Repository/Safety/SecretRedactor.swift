@@ -167,9 +167,9 @@ public struct SecretRedactor: Sendable {
     }
 
     /// `value` up to where a connection keyword of libpq's (`dbname=`, `port =`…) follows
-    /// whitespace, trailing whitespace dropped.
+    /// whitespace, trailing whitespace dropped — and never past a URL query's `&` or `#`.
     private static func upToNextKeyword(_ value: Substring) -> String {
-        let words = value.split(whereSeparator: \.isWhitespace)
+        let words = value.prefix { $0 != "&" && $0 != "#" }.split(whereSeparator: \.isWhitespace)
         var kept: [Substring] = []
         for (index, word) in words.enumerated() {
             let name = word.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]

@@ -133,6 +133,14 @@ struct SecretLeakTests {
                 == "its columns are id integer, applied text; database \"apps\"; postgres://***:***@localhost; password \"***\"")
         // A long one goes also from inside a word.
         #expect(SecretRedactor(scanning: ["postgres://u:S3kr1tPwx9@h/d"]).redact("xS3kr1tPwx9y") == "x***y")
+        // A password in a URL's query ends at `&`: the settings after it stay readable (a
+        // stranger's run saw `invalid *** value: "***"`).
+        let query = SecretRedactor(scanning: ["postgres://h/d?user=u&password=S3kr1tPwx9&sslmode=bogus"])
+        #expect(query.redact("invalid sslmode value: \"bogus\" (S3kr1tPwx9)") == "invalid sslmode value: \"bogus\" (***)")
+        // An unquoted conninfo value with a space: the password as its writer meant it goes, up
+        // to the next keyword.
+        let spaced = SecretRedactor(scanning: ["host=h password=S3kr1t Pwx9 dbname=d"])
+        #expect(spaced.redact("missing \"=\" after \"Pwx9\"; dbname d") == "missing \"=\" after \"***\"; dbname d")
     }
 
     @Test("a password written in a statement (CREATE ROLE … PASSWORD) is hidden where an error shows the statement, in any quoting, also when the statement is cut short")
