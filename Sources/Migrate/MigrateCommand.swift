@@ -40,6 +40,7 @@ struct MigrateCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            exitIfOutputLost()
         } catch {
             let code = exitCode(for: error)
             if code == .success {
@@ -47,8 +48,18 @@ struct MigrateCommand: AsyncParsableCommand {
             } else if code.rawValue != 3 {
                 StandardOutput.line("migrate: \(TerminalText.escaped(redactor.redact(oneLine(error)), limit: 2_000))", to: STDERR_FILENO)
             }
+            exitIfOutputLost()
             Foundation.exit(code.rawValue)
         }
+    }
+
+    /// Standard output could not be written (a full disk): what the command did is not all
+    /// shown, so it fails — `migrate status --json > out.json` must not leave a cut file behind
+    /// a success (a stranger's run).
+    private static func exitIfOutputLost() {
+        guard let reason = StandardOutput.lostOutput else { return }
+        StandardOutput.line("migrate: could not write standard output (\(reason)); what the command did is not all shown", to: STDERR_FILENO)
+        Foundation.exit(74)  // EX_IOERR
     }
 
     /// Removes the passwords of the arguments and the environment from everything printed.

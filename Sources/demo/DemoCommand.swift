@@ -33,6 +33,7 @@ struct DemoCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            exitIfOutputLost()
         } catch {
             let code = exitCode(for: error)
             if code == .success {
@@ -40,8 +41,21 @@ struct DemoCommand: AsyncParsableCommand {
             } else {
                 FileHandle.standardError.write(Data("demo: \(TerminalText.escaped(redactor.redact(oneLine(error))))\n".utf8))
             }
+            exitIfOutputLost()
             Foundation.exit(code.rawValue)
         }
+    }
+
+    /// What `print` buffered could not be written (a full disk, a closed descriptor): the
+    /// command fails rather than report success with its output lost (a stranger's run). A
+    /// closed pipe (`demo list | head -1`) is not a failure: the reader has what it wanted.
+    private static func exitIfOutputLost() {
+        // Every stream flushed: a failed write leaves its bytes buffered, so this fails too.
+        errno = 0
+        guard fflush(nil) != 0, errno != EPIPE else { return }
+        let reason = errno == 0 ? "a write failed" : String(cString: strerror(errno))
+        FileHandle.standardError.write(Data("demo: could not write standard output (\(reason)); what the command did is not all shown\n".utf8))
+        Foundation.exit(74)  // EX_IOERR
     }
 
     private static func oneLine(_ error: any Error) -> String {

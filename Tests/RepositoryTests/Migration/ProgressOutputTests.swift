@@ -45,4 +45,25 @@ struct ProgressOutputTests {
         #expect(lines[1].hasPrefix("applied \(directory.path)/0002_wait.sql in ") && lines[1].hasSuffix(" ms"), "\(lines)")
         #expect(lines[2].hasPrefix("migrate: \(directory.path)/0003_fail.sql:2: division by zero"), "\(lines)")
     }
+
+    @Test("output that cannot be written (a full disk) fails migrate and demo with one line, not a success with the output lost",
+          arguments: [["migrate", "status", "--json"], ["migrate", "new", "lost"], ["demo", "db", "url"]])
+    func fullDisk(command: [String]) async throws {
+        let cli = try await MigrateCommandTests()
+        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n"])
+        defer { directory.remove() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(command[0])
+        process.arguments = Array(command.dropFirst()) + (command[0] == "migrate" ? ["--dir", directory.path] : [])
+        process.environment = ["DATABASE_URL": cli.databaseURL, "PATH": "/usr/bin:/bin"]
+        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        let errors = Pipe()
+        (process.standardOutput, process.standardError) = (full, errors)
+        try process.run()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 74, "\(command): \(process.terminationStatus) \(said)")
+        #expect(said.hasPrefix("\(command[0]): could not write standard output (No space left on device)") && said.filter { $0 == "\n" }.count == 1,
+                "\(command): \(said)")
+    }
 }
