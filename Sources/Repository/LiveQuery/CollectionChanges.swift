@@ -1,4 +1,5 @@
 public import IdentifiedCollections
+public import OrderedCollections
 
 /// What one update of an identified collection did, by id: the elements that appeared, those
 /// that left, and those whose value changed. A live query's observers use it to redraw only
@@ -27,13 +28,18 @@ public struct CollectionChanges<ID: Hashable & Sendable>: Sendable, Hashable {
 
     /// The changes from `old` to `new`. Records are compared as the database holds them: one
     /// that holds NaN where it did before is not updated.
-    public init<Element: Equatable>(from old: IdentifiedArray<ID, Element>, to new: IdentifiedArray<ID, Element>) {
+    ///
+    /// Inlinable, so that it runs specialized for the caller's types: an observer of a
+    /// 10,000-row query computing this for each change spent most of its process's CPU on the
+    /// generic code's metadata lookups.
+    @inlinable public init<Element: Equatable>(from old: IdentifiedArray<ID, Element>, to new: IdentifiedArray<ID, Element>) {
         inserted = []
         updated = []
         removed = []
         if old.ids == new.ids {
             // The common case — values changed in place: compare by position, no hashing.
-            for (index, element) in new.elements.enumerated() where ElementEquality.differs(old.elements[index], element) {
+            let (before, after) = (old.elements, new.elements)
+            for index in after.indices where ElementEquality.differs(before[index], after[index]) {
                 updated.append(new.ids[index])
             }
             return
@@ -57,7 +63,7 @@ extension CollectionChanges: Codable where ID: Codable {}
 
 extension Update {
     /// The ids this update inserted, removed and updated.
-    public func changes<ID: Hashable & Sendable, Element: Equatable>() -> CollectionChanges<ID> where Value == IdentifiedArray<ID, Element> {
+    @inlinable public func changes<ID: Hashable & Sendable, Element: Equatable>() -> CollectionChanges<ID> where Value == IdentifiedArray<ID, Element> {
         CollectionChanges(from: old, to: new)
     }
 }

@@ -149,10 +149,20 @@ func equalIfEquatable<T>(_ a: T, _ b: T) -> Bool? {
 /// storage (a `String` copied, not rebuilt). Then they are one value however it is compared or
 /// stored. False says nothing: equal values may differ in their bits (separate storage,
 /// padding), so callers compare another way then.
-@usableFromInline func isBitwiseIdentical<T>(_ a: T, _ b: T) -> Bool {
+@inlinable func isBitwiseIdentical<T>(_ a: T, _ b: T) -> Bool {
     withUnsafeBytes(of: a) { x in
         withUnsafeBytes(of: b) { y in
-            x.elementsEqual(y)
+            // A word at a time, then the bytes left.
+            var offset = 0
+            while offset + 8 <= x.count {
+                guard x.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == y.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
+                offset += 8
+            }
+            while offset < x.count {
+                guard x[offset] == y[offset] else { return false }
+                offset += 1
+            }
+            return true
         }
     }
 }
