@@ -22,13 +22,20 @@ public final class AddressBook: Sendable {
     /// migrations that carried it, now empty, are accepted as rewritten.
     ///
     /// - Throws: ``AddressBookError/tablesInTheWay(_:)``, before changing anything, when the
-    ///   database has a `people` or `addresses` table the address book did not make.
+    ///   database has a `people` or `addresses` table the address book did not make, and
+    ///   ``AddressBookError/historyInTheWay(_:)`` when its migration history is another
+    ///   project's (an application's own `migrate` keeps its history in the same table).
     @discardableResult
     public static func migrate(_ database: Database) async throws -> [Migration] {
         let migrator = try migrations()
         try await refuseTablesInTheWay(database, migrator)
-        try await LiveSchema.install(on: database)
         try await migrator.acceptRewrites(database, rewrittenMigrations)
+        do {
+            try await migrator.validate(database)
+        } catch let error as MigrationError {
+            throw AddressBookError.historyInTheWay(error.message)
+        }
+        try await LiveSchema.install(on: database)
         return try await migrator.migrate(database)
     }
 
@@ -118,6 +125,8 @@ public enum AddressBookError: Error, Sendable, Equatable, CustomStringConvertibl
     case missingMigrations
     /// The database has tables of these names that the address book did not make.
     case tablesInTheWay([String])
+    /// The database's migration history is not the address book's (what disagrees, said).
+    case historyInTheWay(String)
 
     /// One sentence.
     public var description: String {
@@ -127,6 +136,9 @@ public enum AddressBookError: Error, Sendable, Equatable, CustomStringConvertibl
         case .missingMigrations: "the address book's migrations were not found beside the program"
         case .tablesInTheWay(let names):
             "this database already has \(names.count == 1 ? "a table" : "tables") \(names.joined(separator: " and ")) that the address book did not make; "
+                + "nothing was changed: point DATABASE_URL at an empty database (createdb demo), or unset it to use the demo's own server"
+        case .historyInTheWay:
+            "this database's migration history (schema_migrations) is another project's, not the address book's; "
                 + "nothing was changed: point DATABASE_URL at an empty database (createdb demo), or unset it to use the demo's own server"
         }
     }

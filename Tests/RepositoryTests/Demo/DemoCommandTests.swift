@@ -90,6 +90,22 @@ struct DemoCommandTests {
         #expect(try history[0].decode(Bool.self, at: 0))
     }
 
+    @Test("DATABASE_URL naming a database whose schema_migrations is an application's own: refused in one line, before anything is installed", arguments: ["0001_mine.sql", "20240101000000_mine.sql"])
+    func historyInTheWay(file: String) async throws {
+        let application = try await TestServer.makeDatabase()
+        let directory = try MigrationDirectory([file: "-- migrate:up\nCREATE TABLE mine (i int);\n-- migrate:down\nDROP TABLE mine;\n"])
+        defer { directory.remove() }
+        try await Migrator(directory: directory.path).migrate(application)
+        let demo = DemoProcess(environment: ["DATABASE_URL": try await TestServer.connectionString(database: application.name())])
+        let run = try await demo.run("list")
+        #expect(run.status != 0)
+        #expect(run.errors == "demo: this database's migration history (schema_migrations) is another project's, not the address book's; "
+                + "nothing was changed: point DATABASE_URL at an empty database (createdb demo), or unset it to use the demo's own server\n", "\(run.errors)")
+        let schemas = try await application.query("SELECT count(*) FROM pg_namespace WHERE nspname = 'live'")
+        #expect(try schemas[0].decode(Int64.self, at: 0) == 0, "the live schema was installed")
+        #expect(try await application.query("SELECT count(*) FROM schema_migrations")[0].decode(Int64.self, at: 0) == 1)
+    }
+
     @Test("with DATABASE_URL set, db stop and db reset act on the local server and say that DATABASE_URL's database is left alone")
     func localCommandsBesideDatabaseURL() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/demo-\(UInt32.random(in: 0...UInt32.max))"
