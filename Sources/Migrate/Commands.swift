@@ -66,7 +66,10 @@ struct Status: AsyncParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            encoder.dateEncodingStrategy = .iso8601
+            encoder.dateEncodingStrategy = .custom { date, encoder in
+                var container = encoder.singleValueContainer()
+                try container.encode(StatusTable.shown(date))
+            }
             StandardOutput.line(String(decoding: try encoder.encode(statuses), as: UTF8.self))
             for line in skipped { StandardOutput.line(line, to: STDERR_FILENO) }
         } else {
@@ -145,10 +148,17 @@ struct Repair: AsyncParsableCommand {
 struct StatusTable {
     let text: String
 
+    /// When a migration was applied, in ISO 8601 — or `infinity`, `-infinity` as a history
+    /// edited by hand may hold (read as `Date.distantFuture`, `.distantPast`).
+    static func shown(_ date: Date) -> String {
+        if date == .distantFuture { return "infinity" }
+        if date == .distantPast { return "-infinity" }
+        return ISO8601DateFormatter().string(from: date)
+    }
+
     init(_ statuses: [MigrationStatus]) {
-        let formatter = ISO8601DateFormatter()
         let rows = [["VERSION", "NAME", "STATE", "APPLIED AT"]] + statuses.map {
-            ["\($0.version)", TerminalText.escaped($0.name, limit: 80), $0.state.rawValue, $0.appliedAt.map(formatter.string(from:)) ?? ""]
+            ["\($0.version)", TerminalText.escaped($0.name, limit: 80), $0.state.rawValue, $0.appliedAt.map(Self.shown) ?? ""]
         }
         let widths = (0..<4).map { column in rows.map { TerminalText.width(of: $0[column]) }.max() ?? 0 }
         text = rows.map { row in

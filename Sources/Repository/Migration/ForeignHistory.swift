@@ -86,7 +86,7 @@ struct ForeignHistory {
 
     private func version(_ text: String) throws -> MigrationVersion {
         guard let version = MigrationVersion(text.trimmingCharacters(in: .whitespaces)) else {
-            throw MigrationError(.foreignHistory, "\(tool)'s \(table) records a version that is not a number: \(text.prefix(60))")
+            throw MigrationError(.foreignHistory, "\(tool)'s \(table) records \(TerminalText.escaped(text, limit: 60)) as a version, which is not one (digits, with dots between them)")
         }
         return version
     }

@@ -95,7 +95,7 @@ struct MigrationHistory {
             .decode(Row.self)
             .map { row in
                 guard let version = MigrationVersion(row.version) else {
-                    throw MigrationError(.foreignHistory, "\(table) records a version that is not a number: \(row.version)")
+                    throw MigrationError(.foreignHistory, "\(table) records \(TerminalText.escaped(row.version, limit: 60)) as a version, which is not one (digits, with dots between them)")
                 }
                 return Record(version: version, name: row.name, checksum: row.checksum, appliedAt: row.appliedAt, executionMs: row.executionMs)
             }

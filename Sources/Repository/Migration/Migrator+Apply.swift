@@ -168,12 +168,14 @@ extension Migrator {
 
     /// Runs each statement on its own, outside a transaction (`transaction:false`).
     private func runStatementByStatement(_ sql: String, of migration: Migration, down: Bool, on connection: Connection) async throws {
-        for statement in SQLStatements.split(sql) {
+        for (index, statement) in SQLStatements.split(sql).enumerated() {
             do {
                 try await connection.execute(statement: statement.sql)
             } catch let error as PostgresError {
+                // Said only when some did run: a re-run failing on its first statement ran none.
                 throw failure(error, migration, statement, down: down,
-                              note: " (earlier statements of this transaction:false section stay applied; no history row was written)")
+                              note: index == 0 ? " (no statement of it ran; no history row was written)"
+                                  : " (earlier statements of this transaction:false section stay applied; no history row was written)")
             }
         }
         // A BEGIN without its COMMIT: the history row would join that transaction, and both

@@ -100,6 +100,21 @@ struct MigrateCommandTests {
         #expect(try await !database.tableExists("notes"))
     }
 
+    @Test("a history edited by hand: applied_at infinity is shown as infinity, and a negative version is refused naming it (a stranger's run)")
+    func historyEditedByHand() async throws {
+        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nCREATE TABLE a (id int);\n"])
+        defer { directory.remove() }
+        #expect(try await migrate("up", "--dir", directory.path, "--database-url", databaseURL).status == 0)
+        try await database.query("UPDATE schema_migrations SET applied_at = 'infinity'")
+        let text = try await migrate("status", "--dir", directory.path, "--database-url", databaseURL)
+        #expect(text.status == 0 && text.output.contains("applied  infinity"), "\(text.output)")
+        let json = try await migrate("status", "--json", "--dir", directory.path, "--database-url", databaseURL)
+        #expect(json.output.contains(#""appliedAt" : "infinity""#), "\(json.output)")
+        try await database.query("INSERT INTO schema_migrations (version, name, checksum, applied_at, execution_ms) VALUES (-3, 'neg', 'x', now(), 0)")
+        let negative = try await migrate("status", "--dir", directory.path, "--database-url", databaseURL)
+        #expect(negative.status != 0 && negative.output.contains("schema_migrations records -3 as a version, which is not one"), "\(negative.output)")
+    }
+
     @Test("a failing migration exits non-zero with file, line, message and SQLSTATE")
     func failure() async throws {
         let directory = try MigrationDirectory(["0001_bad.sql": "-- migrate:up\nCREATE TABLE ok (id int);\nCREATE TABLE bad (id int,);\n"])

@@ -204,6 +204,22 @@ struct MigratorTests {
         #expect(try await database.count("SELECT count(*) FROM pg_indexes WHERE tablename = 'people'") == 1)
     }
 
+    @Test("a transaction:false section failing part way says its earlier statements stay applied; run again and failing on its first, that none ran")
+    func nonTransactionalFailure() async throws {
+        let directory = try MigrationDirectory([
+            "0001_people.sql": Self.people,
+            "0002_half.sql": "-- migrate:up transaction:false\nCREATE TABLE t3 (x int);\nSELECT 1/0;\n",
+        ])
+        defer { directory.remove() }
+        let first = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+        #expect(first?.message.contains("0002_half.sql:3: division by zero") == true && first?.message.contains("earlier statements of this transaction:false section stay applied") == true,
+                "\(first?.message ?? "")")
+        let again = await #expect(throws: MigrationError.self) { try await directory.migrator().migrate(database) }
+        #expect(again?.message.contains("0002_half.sql:2:") == true && again?.message.contains("no statement of it ran; no history row was written") == true,
+                "\(again?.message ?? "")")
+        #expect(try await database.count("SELECT count(*) FROM schema_migrations") == 1)
+    }
+
     @Test("a transaction:false section that leaves a BEGIN open fails, saying so, instead of reporting an applied migration its session rolls back")
     func sectionLeavingATransactionOpen() async throws {
         let directory = try MigrationDirectory([
