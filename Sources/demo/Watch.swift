@@ -8,7 +8,7 @@ import UnixSignals
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Follow everyone (or one person) live, as any process changes them. Ctrl-C quits.",
-        discussion: "On a terminal the view is redrawn in place; piped, each change prints a new view (one JSON object per line with --json).")
+        discussion: "On a terminal the view is redrawn in place; piped, each update prints a new view (one JSON object per line with --json); changes that arrive together are shown together.")
     @Argument(help: "A person's id; everyone when left out.") var id: String?
     @OptionGroup var output: OutputOptions
 
