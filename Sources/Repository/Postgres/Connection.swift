@@ -247,10 +247,14 @@ public actor Connection {
 
     /// libpq messages end with newlines and indent continuation lines with tabs.
     static func tidy(_ message: String) -> String {
-        message.split(whereSeparator: \.isNewline)
+        let lines = message.split(whereSeparator: \.isNewline)
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
-            .joined(separator: " ")
+        // libpq's lines are sentences of their own ("… failed: Connection refused" and "Is the
+        // server running …?"): joined, one that ends without punctuation takes a semicolon.
+        return zip(lines.indices, lines).map { index, line in
+            index == lines.count - 1 || line.last.map { ".:;,?!".contains($0) } == true ? line : line + ";"
+        }.joined(separator: " ")
     }
 }
 

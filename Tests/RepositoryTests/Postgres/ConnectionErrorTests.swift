@@ -25,6 +25,8 @@ struct ConnectionErrorTests {
         #expect(error?.kind == .connectionFailed)
         #expect(error?.message.contains("127.0.0.1") == true)
         #expect(!(error.map { "\($0)" } ?? "").contains("topsecret"))
+        // libpq's two sentences stay apart on the one line (a stranger's run read "Connection refused Is the server running").
+        #expect(error?.message.contains("Connection refused; Is the server running") == true, "\(error?.message ?? "")")
     }
 
     @Test("a server that is down (no socket) is a connection error")
