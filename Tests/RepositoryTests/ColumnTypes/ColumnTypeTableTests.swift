@@ -128,6 +128,17 @@ struct ColumnTypeTableTests {
         #expect(try result[0].decode([[String?]].self, at: 0) == [["a", "b"], ["c", "d"]])
     }
 
+    @Test("built-in types whose binary form has no text form here are refused as String, naming the column and the type, with the ::text hint; as ::text they read")
+    func noTextForm() async throws {
+        let row = try await database.query("SELECT 'a fat cat'::tsvector AS v, 'fat & cat'::tsquery AS q, '$.a'::jsonpath AS p, 'pg_class'::regclass AS r")[0]
+        for (column, type) in [("v", "tsvector"), ("q", "tsquery"), ("p", "jsonpath"), ("r", "regclass")] {
+            let message = Result { try row.decode(String.self, column: column) }.failure.map { "\($0)" } ?? ""
+            #expect(message.contains("column \"\(column)\"") && message.contains(type) && message.contains("select it as \(column)::text"), "\(message)")
+        }
+        let text = try await database.query("SELECT 'a fat cat'::tsvector::text AS v, 'pg_class'::regclass::text AS r")[0]
+        #expect(try text.decode(String.self, column: "v") == "'a' 'cat' 'fat'" && text.decode(String.self, column: "r") == "pg_class")
+    }
+
     @Test("an array column read into the wrong Swift type names the type asked for, not Array<Any>")
     func arrayMismatchNamesTheType() async throws {
         struct Tagged: Decodable { let tags: [String] }
