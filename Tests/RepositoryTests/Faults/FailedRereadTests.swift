@@ -26,7 +26,9 @@ struct FailedRereadTests {
         // Two failures of the handle's row: the feed's own read and the pool's second try, which
         // is all that followed before repairs.
         for (log, failures) in [(recordErrors, 2), (queryErrors, 1)] {
-            #expect(try await eventually { log.errors.all.filter { $0.contains("re-reading changed rows of public.contacts failed") }.count >= failures })
+            // Said when it fails (twice under the thread sanitizer with every suite at once): which repository, and what it reported.
+            #expect(try await eventually { log.errors.all.filter { $0.contains("re-reading changed rows of public.contacts failed") }.count >= failures },
+                    "\(failures == 2 ? "the handle's repository" : "the query's repository") reported: \(log.errors.all)")
         }
         #expect(ada.value.name == "Ada" && everyone.value[id: 1]?.name == "Ada")
         try await database.query("GRANT SELECT ON contacts TO \(role)")
