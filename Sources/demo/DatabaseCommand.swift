@@ -62,8 +62,12 @@ struct DatabaseCommand: AsyncParsableCommand {
             // Only what the local server made there: other files stay, and so does the directory then.
             let deleted = try await LocalServer.delete(directory: directory)
             guard deleted else {
+                // Files left there are not a server's (it deleted those): no server starts there.
+                let others = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+                let next = others.isEmpty ? "The next demo command starts one."
+                    : "It holds other files, so no demo command starts one there: set DEMO_DATA_DIRECTORY to a directory of its own, empty or new."
                 return print(output.json ? Output.encode(ServerAction(directory: directory, deleted: false))
-                             : "There is no local database in \(TerminalText.escaped(directory)). " + (usesDatabaseURL ?? "The next demo command starts one."))
+                             : "There is no local database in \(TerminalText.escaped(directory)). " + (usesDatabaseURL ?? next))
             }
             print(output.json ? Output.encode(ServerAction(directory: directory, deleted: true))
                   : "Deleted the local database in \(TerminalText.escaped(directory)). " + (usesDatabaseURL ?? "The next demo command starts a fresh one."))
