@@ -235,6 +235,18 @@ final class LiveStore<Table: LiveTable>: @unchecked Sendable {
         transition { $0.applyRead(row, sequence: sequence) }
     }
 
+    /// Applies a read, numbered `sequence`, of a row whose latest change the stream carried as
+    /// `change` — the row read instead of taken: the store is told of the change first, as the
+    /// feed tells it when no query routes the row (so that from the version read it can take the
+    /// stream's next row), in the same transition. Nil `change`: ``applyRead(_:sequence:)``.
+    @inlinable func applyRead(_ row: Committed<Content>?, sequence: UInt64, streamed change: Change?) {
+        guard let change else { return applyRead(row, sequence: sequence) }
+        transition { sync in
+            _ = sync.streamed(change.operation, version: change.version, at: change.row?.position, row: nil, sequence: sequence)
+            return sync.applyRead(row, sequence: sequence)
+        }
+    }
+
     /// Applies a read, numbered `sequence`, of a row at `version`: when the store holds that
     /// version and nothing else follows from it (see ``SyncState/confirmRead(version:sequence:)``),
     /// the row only confirms it and is never decoded; otherwise `decode` makes it a value and it

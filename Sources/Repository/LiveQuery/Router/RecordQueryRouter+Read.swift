@@ -68,8 +68,8 @@ extension RecordQueryRouter {
     /// Gives every row read to its live store — matching or not, if one is held — and deletes
     /// the stores of rows that are gone; each row `fromStream` goes to its store as the stream's
     /// change. Then each query shows what it `found`, as its member stores now hold it: one
-    /// update per list, whichever way its rows came. A store whose row
-    /// the stream carried but which was read (`readStreamed`) is told of the change first, as
+    /// update per list, whichever way its rows came. A store whose row the stream carried but
+    /// which was read (`readStreamed`) is told of the change in the read's transition, first, as
     /// the feed tells stores no query routes for: from the version the read shows, it can take
     /// the stream's next row.
     @inlinable func deliver(_ found: [ObjectIdentifier: (checked: [R.ID], matching: [R.ID])],
@@ -121,12 +121,13 @@ extension RecordQueryRouter {
         // updates: each query shows its list next, from what the stores then hold.
         var (taken, stale) = (0, [any AnyLiveStore]())
         QueryHandOver.run(by: self) {
-            if !readStreamed.isEmpty {
-                for lease in stores { if let change = readStreamed[lease.id] { _ = lease.store.streamed(change, row: nil, numbered: number) } }
-                for (id, store) in held { if let store, let change = readStreamed[id] { _ = store.streamed(change, row: nil, numbered: number) } }
+            if readStreamed.isEmpty {
+                for lease in stores { lease.store.applyRead(rows[lease.id], sequence: number) }
+                for (id, store) in held { store?.applyRead(rows[id], sequence: number) }
+            } else {
+                for lease in stores { lease.store.applyRead(rows[lease.id], sequence: number, streamed: readStreamed[lease.id]) }
+                for (id, store) in held { store?.applyRead(rows[id], sequence: number, streamed: readStreamed[id]) }
             }
-            for lease in stores { lease.store.applyRead(rows[lease.id], sequence: number) }
-            for (id, store) in held { store?.applyRead(rows[id], sequence: number) }
             for (id, streamed) in fromStream {
                 guard let store = streamed.lease?.store else { continue }
                 // Numbered as this route's read: a read that started since prevails.
