@@ -19,7 +19,7 @@ extension Connection {
     ///   starting the first (its `FATAL` answered the marker sent ahead of the batch, see
     ///   ``executeMarked(_:_:_:_:)``), marked ``PostgresError/statementDidNotRun``.
     func pipeline(_ batch: [(sql: String, values: [SQLValue])]) async throws -> [Result<QueryResult, PostgresError>] {
-        try await asStatement(nil) { try await runPipeline(batch) }
+        try await asStatement(nil, nil) { try await runPipeline(batch) }
     }
 
     /// How long a pipelined statement with others behind it waits for a lock.

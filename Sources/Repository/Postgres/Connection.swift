@@ -26,6 +26,11 @@ public actor Connection {
     nonisolated let idleCheck: IdleCheck
     /// Whether the connection is open and outside any transaction, so a pool may reuse it.
     nonisolated let isReusable = Atomic<Bool>(false)
+    /// Whether the connection sits idle in a pool, handed back: a statement on it then comes from
+    /// a reference kept past its checkout (a transaction's body that kept its connection), and
+    /// is refused — it would run outside that transaction, or inside the next one's. Set and
+    /// cleared under the pool's lock (``PoolState``).
+    nonisolated let isIdleInPool = Atomic<Bool>(false)
     /// Set once the connection is found lost: the pool then checks its other idle connections.
     nonisolated let wasLost = Atomic<Bool>(false)
     /// Cancels the running statement from another thread.
@@ -124,7 +129,12 @@ public actor Connection {
     /// Runs `body` as the statement of `ticket`, after the statements called before it: a
     /// cancelled ticket's statement ends with `CancellationError`, and a connection that was
     /// sent a cancel request is not reused.
-    func asStatement<T>(_ ticket: StatementCanceller.Ticket?, _ body: () async throws -> T) async throws -> T {
+    func asStatement<T>(_ ticket: StatementCanceller.Ticket?, _ sql: String?, _ body: () async throws -> T) async throws -> T {
+        if isIdleInPool.load(ordering: .relaxed) {
+            var error = PostgresError(.closed, "this connection was handed back to its pool when its transaction ended: run the transaction's statements inside its body", statement: sql)
+            error.statementWasNotSent = true
+            throw error
+        }
         if !turns.take() { await withCheckedContinuation { turns.enqueue($0) } }
         defer { turns.pass()?.resume() }
         guard let ticket else { return try await body() }
@@ -146,7 +156,7 @@ public actor Connection {
     }
 
     private func run(_ sql: String, values: [SQLValue], marked: Bool, ticket: StatementCanceller.Ticket?) async throws -> QueryResult {
-        try await asStatement(ticket) { await describe(try await runPrepared(sql, values: values, marked: marked)) }
+        try await asStatement(ticket, sql) { await describe(try await runPrepared(sql, values: values, marked: marked)) }
     }
 
     /// `result` with the types of its columns described (see ``TypeCatalog``): a type not yet
@@ -163,7 +173,7 @@ public actor Connection {
     /// refuses text holding more than one command.
     private func runScript(_ sql: String, ticket: StatementCanceller.Ticket?, oneCommand: Bool = false) async throws -> QueryResult {
         try SQLText.refuseNUL(sql)
-        return try await asStatement(ticket) {
+        return try await asStatement(ticket, sql) {
             let connection = try liveConnection(for: sql)
             return try await command(connection, sql) { oneCommand ? PQsendQueryParams($0, sql, 0, nil, nil, nil, nil, 0) : PQsendQuery($0, sql) }
         }

@@ -16,7 +16,9 @@ extension Database {
     /// The connection is the transaction's for the body's run only: keep it no longer (it goes
     /// back to the pool, and another task's transaction runs on it), and end the transaction by
     /// returning or throwing — a body that sends `COMMIT` or `ROLLBACK` itself is refused at
-    /// its end.
+    /// its end. A kept reference is refused (``PostgresError/Kind/closed``, nothing sent) while
+    /// the connection sits idle in the pool; once another task has taken it out, what it sends
+    /// would run inside that task's transaction.
     ///
     /// Run the transaction's statements on the connection `body` is given. A statement through
     /// the pool instead (`database.query`) runs outside the transaction, on another connection;

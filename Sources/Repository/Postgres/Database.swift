@@ -68,6 +68,11 @@ public final class Database: Sendable {
     /// Inside `body`, use the connection it is given: a task that holds every connection of
     /// the pool and asks the pool for another (`database.query` here, with one connection)
     /// gets an error at once rather than waiting for itself forever.
+    ///
+    /// The connection is `body`'s for its run only. A reference kept after it is refused
+    /// (``PostgresError/Kind/closed``, nothing sent) while the connection sits idle in the pool;
+    /// once another task has taken it out, what it sends would run among that task's
+    /// statements — so keep none.
     @discardableResult
     public func withConnection<T>(_ body: (Connection) async throws -> T) async throws -> T {
         try await withPooledConnection { connection in try await holding { try await body(connection) } }

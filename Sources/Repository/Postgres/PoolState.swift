@@ -44,7 +44,14 @@ struct PoolState {
     /// The most recently used idle connection, after closing those idle for longer than `idleTimeout`.
     mutating func takeIdle(idleTimeout: Duration) -> Connection? {
         dropExpired(idleTimeout: idleTimeout)
-        return idle.popLast()?.connection
+        return takeMostRecent()
+    }
+
+    /// The most recently used idle connection, taken out of the pool: statements run on it again.
+    private mutating func takeMostRecent() -> Connection? {
+        guard let connection = idle.popLast()?.connection else { return nil }
+        connection.isIdleInPool.store(false, ordering: .relaxed)
+        return connection
     }
 
     /// Closes the connections idle for longer than `idleTimeout`; how many.
@@ -70,7 +77,7 @@ struct PoolState {
     /// the pool holds none yet, or after a refusal (see ``mayOpen(limit:)``) — or a place in the queue.
     mutating func checkOut(_ id: Int, _ continuation: CheckedContinuation<Connection?, any Error>, limit: Int) -> CheckOut {
         if isClosed { return .fail(PostgresError(.closed, "the database pool is closed")) }
-        if let connection = idle.popLast()?.connection { return .use(connection) }
+        if let connection = takeMostRecent() { return .use(connection) }
         // Cancellation sets the flag before running the cancel handler, which takes this lock:
         // checking here means a waiter cancelled before it queued is never left behind (nor
         // does a cancelled task open a connection, to fail).
@@ -92,6 +99,7 @@ struct PoolState {
         }
         handedBack &+= 1
         if !waiters.isEmpty { return .toWaiter(waiters.removeFirst().continuation, connection) }
+        connection.isIdleInPool.store(true, ordering: .relaxed)
         idle.append((connection, ContinuousClock.now))
         return .none
     }
@@ -109,7 +117,7 @@ struct PoolState {
         opening -= 1
         if !(retry.error is CancellationError) { refused = true }
         if isClosed { return (.fail(PostgresError(.closed, "the database pool is closed")), []) }
-        if let connection = idle.popLast()?.connection { return (.use(connection), []) }
+        if let connection = takeMostRecent() { return (.use(connection), []) }
         if Task.isCancelled { return (.fail(nil), slotToWaiter()) }
         guard retry.waits(othersOpen: openCount - opening > 0, deadline: deadline) else {
             // Nothing held, nothing being opened: the waiters would meet the same refusal, one

@@ -106,9 +106,13 @@ struct TerminatedConnectionTests {
                 case "query": try await database.query(insert, [kind])
                 case "transaction": try await database.transaction { try await $0.query(insert, [kind]) }
                 default:
-                    // On the connection itself: a batch behind its marker is not run again, it is reported so.
-                    let outcomes = try await connection.pipeline([(insert, [.text(kind)]), (insert, [.text(kind)])])
-                    Issue.record("the batch was answered: \(outcomes)")
+                    // On the connection itself (the pool's most recently used one, handed out
+                    // again): a batch behind its marker is not run again, it is reported so.
+                    try await database.withConnection { held in
+                        #expect(held === connection)
+                        let outcomes = try await held.pipeline([(insert, [.text(kind)]), (insert, [.text(kind)])])
+                        Issue.record("the batch was answered: \(outcomes)")
+                    }
                 }
             }
             #expect(try await eventually { unreadBytes(connection) > 0 }, "the statement was not sent")

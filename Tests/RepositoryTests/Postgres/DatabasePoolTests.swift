@@ -77,6 +77,31 @@ struct DatabasePoolTests {
         #expect(inherited.count(of: database) == 0)  // the same task, after the hold ended
     }
 
+    @Test("a connection kept past its transaction, or its withConnection body, is refused while it sits in the pool: nothing it sends runs")
+    func keptConnectionRefused() async throws {
+        let database = try await TestServer.makeDatabase(maximumConnections: 1)
+        let kept = try await database.transaction { connection in
+            try await connection.query("SELECT 1")
+            return connection
+        }
+        let marker = "kept_\(UInt32.random(in: 0...UInt32.max))"
+        let error = await #expect(throws: PostgresError.self) { try await kept.query("CREATE TEMPORARY TABLE \(marker) (n int)") }
+        #expect(error?.kind == .closed)
+        #expect(error?.statementWasNotSent == true)
+        #expect(error?.message.contains("handed back to its pool") == true)
+        await #expect(throws: PostgresError.self) { try await kept.transaction { _ in } }
+        let alsoKept = try await database.withConnection { $0 }
+        await #expect(throws: PostgresError.self) { try await alsoKept.query("SELECT 1") }
+        // The pool's one connection is unharmed, and the refused statement never ran on it.
+        let exists = try await database.query("SELECT to_regclass($1) IS NOT NULL", ["pg_temp.\(marker)"])[0].decode(Bool.self, at: 0)
+        #expect(!exists)
+        // Taken out of the pool again, the same connection runs statements.
+        try await database.withConnection { connection in
+            #expect(connection === kept)
+            try await connection.query("SELECT 1")
+        }
+    }
+
     @Test("a closed pool refuses work")
     func closed() async throws {
         let database = try await TestServer.makeDatabase()
