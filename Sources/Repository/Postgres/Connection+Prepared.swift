@@ -37,10 +37,16 @@ extension Connection {
         }
     }
 
+    /// The names of the statements prepared in this session.
+    static let heldStatements = "SELECT name::text FROM pg_catalog.pg_prepared_statements"
+
     func preparedName(_ connection: LibpqConnection, _ sql: String) async throws -> String {
         if let name = statements.name(for: sql) { return name }
         if statements.isFull, PQtransactionStatus(connection.pointer) == PQTRANS_IDLE {
-            _ = try await command(connection, "DEALLOCATE ALL") { PQsendQuery($0, "DEALLOCATE ALL") }
+            // Those the server still holds (a `DISCARD ALL` may have dropped them), and only ours.
+            let held = try await command(connection, Self.heldStatements) { PQsendQuery($0, Self.heldStatements) }
+            let own = statements.own(among: try held.map { try $0.decode(String.self, at: 0) })
+            if let script = PreparedStatements.deallocation(of: own) { _ = try await command(connection, script) { PQsendQuery($0, script) } }
             statements.removeAll()
         }
         let name = statements.nextName()

@@ -1,19 +1,32 @@
 /// The statements prepared on one connection, by SQL text.
 struct PreparedStatements {
-    /// More distinct statements than this and the connection deallocates them all and starts
-    /// over, which bounds the server memory that ad-hoc SQL can pin.
+    /// More distinct statements than this and the connection deallocates those it prepared and
+    /// starts over, which bounds the server memory that ad-hoc SQL can pin. Statements the
+    /// application prepared itself (`PREPARE`) are left alone.
     static let capacity = 512
 
     private var names: [String: String] = [:]
     private var counter = 0
-    /// Statements forgotten while the server may still hold them (a stale one is forgotten
-    /// inside a transaction, where it cannot be deallocated): they count toward the capacity
-    /// until `DEALLOCATE ALL` frees them.
-    private var forgottenHeld = 0
+    /// The names of statements forgotten while the server may still hold them (a stale one is
+    /// forgotten inside a transaction, where it cannot be deallocated): they count toward the
+    /// capacity until deallocated with the rest.
+    private var forgottenHeld: Set<String> = []
 
     func name(for sql: String) -> String? { names[sql] }
 
-    var isFull: Bool { names.count + forgottenHeld >= Self.capacity }
+    var isFull: Bool { names.count + forgottenHeld.count >= Self.capacity }
+
+    /// Of the statements the server holds (`pg_prepared_statements`), those this connection
+    /// prepared — never one the application prepared itself —, sorted.
+    func own(among held: [String]) -> [String] {
+        let ours = forgottenHeld.union(names.values)
+        return held.filter(ours.contains).sorted()
+    }
+
+    /// The script deallocating `names` (each quoted), in one round trip; nil for none.
+    static func deallocation(of names: [String]) -> String? {
+        names.isEmpty ? nil : names.map { "DEALLOCATE \(SQLIdentifier.quoted($0))" }.joined(separator: "; ")
+    }
 
     /// A name no statement on this connection has used: `live_s<n>`, apart from the names an
     /// application gives its own `PREPARE`d statements (`s1`, say).
@@ -25,12 +38,12 @@ struct PreparedStatements {
     mutating func remember(_ sql: String, as name: String) { names[sql] = name }
     /// Forgets the statement prepared for `sql`: the next use prepares it anew, under a new name.
     mutating func forget(_ sql: String) {
-        if names.removeValue(forKey: sql) != nil { forgottenHeld += 1 }
+        if let name = names.removeValue(forKey: sql) { forgottenHeld.insert(name) }
     }
 
     mutating func removeAll() {
         names.removeAll()
-        forgottenHeld = 0
+        forgottenHeld = []
     }
 
     /// Errors that mean a cached statement no longer exists or no longer fits the schema.

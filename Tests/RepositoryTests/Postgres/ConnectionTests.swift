@@ -136,6 +136,21 @@ struct ConnectionTests {
         }
     }
 
+    @Test("once the connection's statement cache is full, the library deallocates its own statements only: the application's PREPAREd ones stay, also those the server forgot are skipped")
+    func fullCacheKeepsOwnPreparedStatements() async throws {
+        try await database.withConnection { connection in
+            try await connection.execute(script: "PREPARE mine AS SELECT 41 + 1; PREPARE live_mine AS SELECT 7")
+            for n in 1...300 { #expect(try await connection.query("SELECT $1::int + \(n)", [n])[0].decode(Int.self, at: 0) == 2 * n) }
+            // The server forgets all of them; the library finds out statement by statement.
+            try await connection.execute(script: "DEALLOCATE ALL; PREPARE mine AS SELECT 41 + 1; PREPARE live_mine AS SELECT 7")
+            for n in 301...1200 { #expect(try await connection.query("SELECT $1::int + \(n)", [n])[0].decode(Int.self, at: 0) == 2 * n) }
+            #expect(try await connection.query("EXECUTE mine")[0].decode(Int.self, at: 0) == 42)
+            #expect(try await connection.query("EXECUTE live_mine")[0].decode(Int.self, at: 0) == 7)
+            let held = try await connection.query("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'live\\_s%'")[0].decode(Int.self, at: 0)
+            #expect(held > 0 && held < 900, "the library's prepared statements are bounded: \(held)")
+        }
+    }
+
     @Test("statements with thousands of parameters, up to PostgreSQL's 65,535, run through the pool: a bulk INSERT commits once and says so")
     func manyParameters() async throws {
         for count in [7_498, 7_499, 20_000, 65_535] {
