@@ -102,6 +102,30 @@ struct DatabasePoolTests {
         }
     }
 
+    @Test("a session SET made through the pool stays with its connection (README says so); SET LOCAL ends with its transaction; a setting in the connection string holds on every connection")
+    func sessionSettings() async throws {
+        let database = try await TestServer.makeDatabase(maximumConnections: 1)
+        func timeout(_ database: Database) async throws -> String {
+            try await database.query("SELECT current_setting('statement_timeout')")[0].decode(String.self, at: 0)
+        }
+        let before = try await timeout(database)
+        try await database.transaction { try await $0.query("SET LOCAL statement_timeout = '7s'") }
+        #expect(try await timeout(database) == before)
+        try await database.query("SET statement_timeout = '9s'")
+        #expect(try await timeout(database) == "9s")
+        let base = try await TestServer.connectionString(database: "postgres")
+        let withOptions = base.contains("://")
+            ? base + (base.contains("?") ? "&" : "?") + "options=-c%20search_path%3Dapp_schema"
+            : base + " options='-c search_path=app_schema'"
+        let configured = Database(try ConnectionConfiguration(conninfo: withOptions), maximumConnections: 2)
+        defer { configured.close() }
+        let paths = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<4 { group.addTask { try await configured.query("SELECT current_setting('search_path'), pg_sleep(0.01)")[0].decode(String.self, at: 0) } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(paths == ["app_schema"])
+    }
+
     @Test("a closed pool refuses work")
     func closed() async throws {
         let database = try await TestServer.makeDatabase()
