@@ -116,16 +116,19 @@ public enum ChangeKey: Sendable, Hashable, Decodable, CustomStringConvertible {
 
 /// What a ``ChangeFeed`` reports.
 public enum ChangeFeedEvent: Sendable, Hashable {
-    /// Listening for the first time.
+    /// Listening for the first time, at the first attempt.
     case connected
-    /// Listening again after an outage. Changes committed meanwhile were not announced:
+    /// Listening again after an outage — or for the first time after attempts that failed
+    /// (reported as ``disconnected(_:)``). Changes committed meanwhile were not announced:
     /// re-read everything you keep.
     case reconnected
     /// Following again after an outage, from where the feed stopped (logical replication
     /// resumes its slot): the changes committed meanwhile follow as ``changes(_:)``; nothing
     /// needs re-reading.
     case resumed
-    /// The listening connection was lost or could not be opened; the feed keeps retrying.
+    /// The listening connection was lost or could not be opened; the feed keeps retrying. The
+    /// first failure of an outage, and a retry's that differs from those reported once several
+    /// retries in a row failed that way (a login refused since, say).
     case disconnected(PostgresError)
     /// Changes drained in one go, one per (table, key): the last announced operation, with the
     /// last version announced.

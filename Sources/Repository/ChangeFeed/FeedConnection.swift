@@ -60,13 +60,24 @@ final class FeedConnection {
             guard try wait(for: Int16(POLLIN | POLLOUT), until: end, sql) else { throw timedOut(sql, deadline) }
             if PQconsumeInput(pg) == 0 { throw lost(sql) }
         }
+        guard let result = try nextResult(sql, until: end, deadline: deadline) else { throw lost(sql) }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COPY_BOTH else {
+            // Refused (the slot is gone, say): the command is over only once its results are all
+            // read — until then libpq refuses the next one, the new slot's creation.
+            while let rest = try nextResult(sql, until: end, deadline: deadline) { PQclear(rest) }
+            throw ResultReader.error(result, statement: sql, redact: redact)
+        }
+    }
+
+    /// The next result of the command under way, once it has arrived (nil: the command is
+    /// over), waiting at most until `end`.
+    private func nextResult(_ sql: String, until end: ContinuousClock.Instant, deadline: Duration) throws -> OpaquePointer? {
         while PQisBusy(pg) == 1 {
             guard try wait(for: Int16(POLLIN), until: end, sql) else { throw timedOut(sql, deadline) }
             if PQconsumeInput(pg) == 0 { throw lost(sql) }
         }
-        guard let result = PQgetResult(pg) else { throw lost(sql) }
-        defer { PQclear(result) }
-        guard PQresultStatus(result) == PGRES_COPY_BOTH else { throw ResultReader.error(result, statement: sql, redact: redact) }
+        return PQgetResult(pg)
     }
 
     /// Runs a statement with parameters, prepared once per connection, within `deadline`.
@@ -124,12 +135,7 @@ final class FeedConnection {
         }
         var last: OpaquePointer?
         defer { PQclear(last) }
-        while true {
-            while PQisBusy(pg) == 1 {
-                guard try wait(for: Int16(POLLIN), until: end, sql) else { throw timedOut(sql, deadline) }
-                if PQconsumeInput(pg) == 0 { throw lost(sql) }
-            }
-            guard let next = PQgetResult(pg) else { break }
+        while let next = try nextResult(sql, until: end, deadline: deadline) {
             PQclear(last)
             last = next
         }

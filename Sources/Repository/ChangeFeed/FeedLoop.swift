@@ -18,7 +18,7 @@ final class FeedLoop {
     private var session: (any FeedSession)?
     private var hasConnected = false
     private var ignored = IgnoredNotifications()
-    private var isInOutage = false
+    private var outage = OutageReports()
     private var pacing: ReconnectPacing
 
     /// A loop over the sessions `makeSession` opens (blocking: it connects); `description`
@@ -86,9 +86,10 @@ final class FeedLoop {
             return false
         }
         pacing.opened(at: .now)
-        isInOutage = false
-        emit(!hasConnected ? .connected : session?.resumed == true ? .resumed : .reconnected)
-        logger.debug("listening", metadata: ["source": "\(description)"])
+        let recovered = outage.listens()
+        // A first session after failed ones is listening again, as far as anyone was told.
+        emit(!hasConnected && !recovered ? .connected : session?.resumed == true ? .resumed : .reconnected)
+        logger.log(level: recovered ? .info : .debug, recovered ? "change feed listening again" : "listening", metadata: ["source": "\(description)"])
         hasConnected = true
         // What libpq read while the session started is in its buffer, where `poll` cannot see it.
         if let session, !session.receive(output) { lost(session) }
@@ -105,10 +106,9 @@ final class FeedLoop {
         if pause > .zero { waitForWakeUp(pause) }
     }
 
-    /// Reports the first failure of an outage; retries during it stay quiet.
+    /// Reports the failures of an outage that ``OutageReports`` says to.
     private func reportOutage(_ error: PostgresError) {
-        guard !isInOutage else { return }
-        isInOutage = true
+        guard outage.failed("\(error.kind) \(error.sqlState ?? "") \(error.message)") else { return }
         logger.warning(error.kind == .connectionLost ? "change feed lost its connection; reconnecting" : "change feed could not start following changes; trying again",
                        metadata: ["error": "\(error)", "sqlstate": "\(error.sqlState ?? "-")"])
         emit(.disconnected(error))

@@ -154,7 +154,7 @@ struct LogicalReplicationTests {
         try await database.query("SELECT pg_drop_replication_slot('someone_elses')")
     }
 
-    @Test("a role without the REPLICATION attribute gets a one-line error naming it, and the feed keeps trying")
+    @Test("a role without the REPLICATION attribute gets a one-line error naming it, and the feed keeps trying: once the role may, it says it listens again")
     func roleWithoutReplication() async throws {
         let role = "plain_\(UInt32.random(in: 0...UInt32.max))"
         try await database.query("CREATE ROLE \(role) LOGIN PASSWORD 'role-pw'")
@@ -166,6 +166,10 @@ struct LogicalReplicationTests {
         let error = log.events.all.compactMap { if case .disconnected(let error) = $0 { error } else { nil } }.first
         let message = "\(error.map { "\($0)" } ?? "")"
         #expect(message.contains("lacks the REPLICATION attribute") && message.contains("ALTER ROLE \"\(role)\" WITH REPLICATION") && !message.contains("\n"), "\(message)")
+        // Once the role may replicate, the feed says it listens — again, as far as anyone was told.
+        try await database.query("ALTER ROLE \(role) WITH REPLICATION")
+        #expect(try await eventually { log.count(.reconnected) == 1 })
+        #expect(log.count(.connected) == 0 && log.disconnections == 1)
     }
 }
 
@@ -302,6 +306,36 @@ extension LogicalReplicationTests {
         try await LiveSchema.publish("members", on: database)
         try await database.query("UPDATE notes SET n = 3 WHERE id = 1")
         #expect(try await eventually { note.value.n == 3 }, "\(note.value)")
+    }
+
+    @Test("a slot dropped while the feed was away: the next session makes a new one, reads the live values again, and follows from then on (a stranger's run: it retried the gone slot forever)")
+    func slotDroppedDuringOutage() async throws {
+        let role = "feed_\(UInt32.random(in: 0...UInt32.max))"
+        try await database.query("CREATE ROLE \(role) LOGIN REPLICATION")
+        try await database.query("GRANT ALL ON notes TO \(role)")
+        let own = Database(configuration.user(role), maximumConnections: 2)
+        defer { own.close() }
+        let repository = LiveRepository(own, changes: .logicalReplication)
+        defer { repository.close() }
+        let note = try await repository.read(Note.self, id: 1)
+        try await psql("UPDATE notes SET n = 1 WHERE id = 1", database: database)
+        #expect(try await eventually { note.value.n == 1 })
+        let slots = "SELECT slot_name FROM pg_replication_slots WHERE database = current_database()"
+        let first = try await database.query(slots).map { try $0.decode(String.self, at: 0) }
+        #expect(first.count == 1)
+        // Away: it cannot log in again until its slot is gone.
+        try await database.query("ALTER ROLE \(role) NOLOGIN")
+        try await database.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", [role])
+        #expect(try await eventually {
+            try await database.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database() AND NOT active").count == 1
+        })
+        try await database.query("UPDATE notes SET n = 2 WHERE id = 1")  // committed with no slot: read again
+        try await database.query("ALTER ROLE \(role) LOGIN")
+        #expect(try await eventually { note.value.n == 2 }, "\(note.value)")
+        try await psql("UPDATE notes SET n = 3 WHERE id = 1", database: database)  // through the new slot
+        #expect(try await eventually { note.value.n == 3 }, "\(note.value)")
+        let second = try await database.query(slots).map { try $0.decode(String.self, at: 0) }
+        #expect(second.count == 1 && second != first, "\(first) then \(second)")
     }
 
     @Test("a publication that leaves out deletes is refused by publish and by reads, in one line naming the fix; publish succeeds on a publication FOR ALL TABLES")
