@@ -99,6 +99,8 @@ final class FeedLoop {
     private func lost(_ current: any FeedSession) {
         let message = current.errorMessage
         session = nil
+        // Ended by `stop()` (a statement of the session's, waiting, was cut short): no outage.
+        if isStopping.withLock({ $0 }) { return }
         // A stream the server refused (see ``FeedSession/wasRefused``) is no lost connection.
         reportOutage(PostgresError(current.wasRefused ? .server : .connectionLost, message.isEmpty ? "the change feed's connection was lost" : message))
         // A session the server refused soon after it opened, or cut on sight, is not opened again at once (see ``ReconnectPacing``).
