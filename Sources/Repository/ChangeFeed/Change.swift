@@ -127,8 +127,8 @@ public enum ChangeFeedEvent: Sendable, Hashable {
     /// needs re-reading.
     case resumed
     /// The listening connection was lost or could not be opened; the feed keeps retrying. The
-    /// first failure of an outage, and a retry's that differs from those reported once several
-    /// retries in a row failed that way (a login refused since, say).
+    /// first failure of an outage, and a retry's that differs from those reported once retries
+    /// have failed that way for 30 s (a login refused since, say).
     case disconnected(PostgresError)
     /// Changes drained in one go, one per (table, key): the last announced operation, with the
     /// last version announced.

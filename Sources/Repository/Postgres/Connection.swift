@@ -131,7 +131,7 @@ public actor Connection {
     /// sent a cancel request is not reused.
     func asStatement<T>(_ ticket: StatementCanceller.Ticket?, _ sql: String?, _ body: () async throws -> T) async throws -> T {
         if isIdleInPool.load(ordering: .relaxed) {
-            var error = PostgresError(.closed, "this connection was handed back to its pool when its transaction ended: run the transaction's statements inside its body", statement: sql)
+            var error = PostgresError(.closed, "this connection was handed back to its pool when its transaction or withConnection body ended: run statements on it inside that body", statement: sql)
             error.statementWasNotSent = true
             throw error
         }
