@@ -246,6 +246,28 @@ def main():
             return f"409 shown {took:.2f} s after COMMIT; 'Keep yours' written and shown in both"
         check("a conflicting edit shows the 409 with both values, and one can be kept", conflict)
 
+        def later_change_wins_over_the_answer():
+            # A stranger's run: psql's rename reached the page before the PATCH's answer, which
+            # then showed the older name for good. A slow network makes the answer come last.
+            barbara = database.id_of("Barbara Liskov")
+            a.driver.execute_cdp_cmd("Network.enable", {})
+            a.driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+                "offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1})
+            try:
+                a.edit(barbara, "Barbara, from page A")
+                wait_until("the database holds the page's edit", lambda: database.rows(
+                    f"SELECT name FROM people WHERE id = {barbara}")[0][0] == "Barbara, from page A", 10)
+                database.run(f"UPDATE people SET name = 'Barbara Liskov, from psql' WHERE id = {barbara}")
+                wait_until("page B shows psql's rename", lambda: (barbara, "Barbara Liskov, from psql") in b.shown(), 10)
+                wait_until("the PATCH is answered", lambda: a.driver.execute_script(
+                    "return document.querySelector('li.saving') === null"), 10)
+            finally:
+                a.driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+                    "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+            took = wait_until("page A shows psql's later rename", lambda: (barbara, "Barbara Liskov, from psql") in a.shown(), 5)
+            return f"shown {took:.2f} s after the answer"
+        check("a rename arriving while the page's own edit is answered slowly stays shown", later_change_wins_over_the_answer)
+
         def hostile_name_is_text():
             katherine = database.id_of("Katherine Johnson")
             a.edit(katherine, HOSTILE)
