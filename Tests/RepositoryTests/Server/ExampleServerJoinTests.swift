@@ -33,4 +33,21 @@ struct ExampleServerJoinTests {
         client.close()
         #expect(try await server.stop() == 0)
     }
+
+    @Test("in a database whose collation is linguistic (ICU), the join lists people in the order GET /people does: by the names' bytes (a stranger's run)")
+    func sameOrderAsThePeople() async throws {
+        let database = try await TestServer.makeDatabase(options: "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")
+        try await AddressBook.migrate(database)
+        let book = AddressBook(database)
+        for name in ["zoe", "Bob", "ada", "Émile", "Adam", "bob"] { _ = try await book.addPerson(name: name, streets: []) }
+        let server = try await ExampleServerProcess(databaseURL: try await TestServer.connectionString(database: database.name()))
+        struct Named: Decodable { var name: String }
+        func names(_ route: String) async throws -> [String] {
+            try JSONDecoder().decode([Named].self, from: Data(try await ExampleServer.curl("\(server.base)\(route)").utf8)).map(\.name)
+        }
+        let people = try await names("/people")
+        #expect(people == ["Adam", "Bob", "ada", "bob", "zoe", "Émile"])
+        #expect(try await names("/people/address-counts") == people)
+        #expect(try await server.stop() == 0)
+    }
 }

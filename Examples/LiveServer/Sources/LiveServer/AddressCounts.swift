@@ -11,10 +11,12 @@ struct AddressCount: Codable, Equatable, Sendable, Identifiable {
 
 /// `GET /people/address-counts` and its events: a live join (`readAll(_:sql:)`), run again
 /// when `people` or `addresses` is announced, and streamed whole whenever its result differs.
+/// Names sort by their bytes (`COLLATE "C"`), as `GET /people`'s live query sorts them, whatever
+/// the database's collation: the two routes list people in the same order.
 struct AddressCountRoutes: Sendable {
     static let sql = """
         SELECT p.id, p.name, count(a.id)::int AS addresses FROM people p
-        LEFT JOIN addresses a ON a.person_id = p.id GROUP BY p.id ORDER BY p.name, p.id
+        LEFT JOIN addresses a ON a.person_id = p.id GROUP BY p.id ORDER BY p.name COLLATE "C", p.id
         """
 
     let counts: Derived<IdentifiedArrayOf<AddressCount>>
