@@ -268,6 +268,35 @@ def main():
             return f"shown {took:.2f} s after the answer"
         check("a rename arriving while the page's own edit is answered slowly stays shown", later_change_wins_over_the_answer)
 
+        def second_conflict_sets_the_first_aside():
+            barbara = database.id_of("Barbara Liskov, from psql")
+            session = database.open_session()
+            try:
+                session.stdin.write(f"BEGIN;\nUPDATE people SET name = 'Grace, by psql' WHERE id = {grace};\n"
+                                    f"UPDATE people SET name = 'Barbara, by psql' WHERE id = {barbara};\n")
+                session.stdin.flush()
+                wait_until("psql holds both rows", lambda: database.rows(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'")[0][0] == "1", 10)
+                a.edit(grace, "Grace, from page A")
+                a.edit(barbara, "Barbara, again from page A")
+                wait_until("both PATCHes wait for their rows", lambda: database.rows(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")[0][0] == "2", 10)
+                session.stdin.write("COMMIT;\n")
+                session.stdin.close()
+                session.wait(timeout=10)
+            finally:
+                if session.poll() is None:
+                    session.kill()
+            wait_until("page A says one edit was set aside", lambda: "set aside for a newer conflict" in (a.text("message") or ""), 10)
+            open_on = int(a.driver.execute_script("return document.getElementById('conflict').dataset.id"))
+            aside = barbara if open_on == grace else grace
+            theirs = {grace: "Grace, by psql", barbara: "Barbara, by psql"}
+            wait_until("the row set aside shows the database's name", lambda: (aside, theirs[aside]) in a.shown(), 5)
+            a.driver.find_element(By.ID, "keep-theirs").click()
+            wait_until("page A shows the database for both", lambda: a.shown() == database.people(), 5)
+            return "one dialog, the other row following the database again, and a message"
+        check("a second conflict sets the first aside, saying so", second_conflict_sets_the_first_aside)
+
         def hostile_name_is_text():
             katherine = database.id_of("Katherine Johnson")
             a.edit(katherine, HOSTILE)
