@@ -219,22 +219,28 @@ def main():
             return f"{took:.2f} s from Enter in A to B"
         check("an edit in page A appears in page B", edit_in_a_shows_in_b)
 
-        def conflict():
+        def commit_behind_waiting_edits(updates, edits):
+            """psql runs `updates` in a transaction, page A makes `edits` [(id, name)], each PATCH
+            waits for its row, then psql commits: every edit meets a newer commit."""
             session = database.open_session()
             try:
-                session.stdin.write(f"BEGIN;\nUPDATE people SET name = 'Grace Brewster Murray' WHERE id = {grace};\n")
+                session.stdin.write("BEGIN;\n" + "".join(f"{update};\n" for update in updates))
                 session.stdin.flush()
-                wait_until("psql holds the row", lambda: database.rows(
+                wait_until("psql holds the rows", lambda: database.rows(
                     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'")[0][0] == "1", 10)
-                a.edit(grace, "Amazing Grace")
-                wait_until("the PATCH waits for the row", lambda: database.rows(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")[0][0] == "1", 10)
+                for person_id, name in edits:
+                    a.edit(person_id, name)
+                wait_until("the PATCHes wait for their rows", lambda: database.rows(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")[0][0] == str(len(edits)), 10)
                 session.stdin.write("COMMIT;\n")
                 session.stdin.close()
                 session.wait(timeout=10)
             finally:
                 if session.poll() is None:
                     session.kill()
+
+        def conflict():
+            commit_behind_waiting_edits([f"UPDATE people SET name = 'Grace Brewster Murray' WHERE id = {grace}"], [(grace, "Amazing Grace")])
             took = wait_until("page A shows the 409", lambda: a.text("conflict") is not None, 10)
             ours, theirs = a.text("conflict-ours"), a.text("conflict-theirs")
             if (ours, theirs) != ("Amazing Grace", "Grace Brewster Murray"):
@@ -270,23 +276,9 @@ def main():
 
         def second_conflict_sets_the_first_aside():
             barbara = database.id_of("Barbara Liskov, from psql")
-            session = database.open_session()
-            try:
-                session.stdin.write(f"BEGIN;\nUPDATE people SET name = 'Grace, by psql' WHERE id = {grace};\n"
-                                    f"UPDATE people SET name = 'Barbara, by psql' WHERE id = {barbara};\n")
-                session.stdin.flush()
-                wait_until("psql holds both rows", lambda: database.rows(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'")[0][0] == "1", 10)
-                a.edit(grace, "Grace, from page A")
-                a.edit(barbara, "Barbara, again from page A")
-                wait_until("both PATCHes wait for their rows", lambda: database.rows(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")[0][0] == "2", 10)
-                session.stdin.write("COMMIT;\n")
-                session.stdin.close()
-                session.wait(timeout=10)
-            finally:
-                if session.poll() is None:
-                    session.kill()
+            commit_behind_waiting_edits([f"UPDATE people SET name = 'Grace, by psql' WHERE id = {grace}",
+                                         f"UPDATE people SET name = 'Barbara, by psql' WHERE id = {barbara}"],
+                                        [(grace, "Grace, from page A"), (barbara, "Barbara, again from page A")])
             wait_until("page A says one edit was set aside", lambda: "set aside for a newer conflict" in (a.text("message") or ""), 10)
             open_on = int(a.driver.execute_script("return document.getElementById('conflict').dataset.id"))
             aside = barbara if open_on == grace else grace
