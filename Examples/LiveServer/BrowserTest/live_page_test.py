@@ -289,6 +289,23 @@ def main():
             return "one dialog, the other row following the database again, and a message"
         check("a second conflict sets the first aside, saying so", second_conflict_sets_the_first_aside)
 
+        def line_break_not_lost():
+            # A one-line field drops line breaks: saving what it shows would lose them.
+            database.run("INSERT INTO people (name) VALUES (E'Line\\nBreak')")
+            broken = int(database.rows("SELECT id FROM people WHERE name = E'Line\\nBreak'")[0][0])
+            try:
+                wait_until("page A lists the name", lambda: any(i == broken for i, _ in a.shown()), 5)
+                if not a.driver.execute_script(f"return document.querySelector('li[data-id=\"{broken}\"] input').readOnly"):
+                    raise CheckFailed("the field offers the name for editing")
+                a.edit(broken, "Typed over")
+                if database.rows(f"SELECT name = E'Line\\nBreak' FROM people WHERE id = {broken}")[0][0] != "t":
+                    raise CheckFailed("the name lost its line break")
+            finally:  # the later checks compare the page with psql's one-line rows
+                database.run(f"DELETE FROM people WHERE id = {broken}")
+            wait_until("page A drops the row", lambda: all(i != broken for i, _ in a.shown()), 5)
+            return "shown read-only; typing over it changes nothing"
+        check("a name holding a line break is not offered for editing, so none is lost", line_break_not_lost)
+
         def hostile_name_is_text():
             katherine = database.id_of("Katherine Johnson")
             a.edit(katherine, HOSTILE)
