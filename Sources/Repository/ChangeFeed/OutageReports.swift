@@ -19,8 +19,9 @@ struct OutageReports {
 
     /// An attempt failed `now`, as `failure` says: whether to report it.
     mutating func failed(_ failure: String, at now: ContinuousClock.Instant = .now) -> Bool {
-        if last?.failure != failure { last = (failure, now) }
-        guard reported.isEmpty || (now - last!.since >= persisting && !reported.contains(failure)) else { return false }
+        let since = last?.failure == failure ? last?.since ?? now : now
+        last = (failure, since)
+        guard reported.isEmpty || (now - since >= persisting && !reported.contains(failure)) else { return false }
         reported.insert(failure)
         return true
     }
