@@ -9,8 +9,11 @@ enum TimestampFormat {
     static let postgresEpochMicroseconds: Int64 = 946_684_800_000_000
     static let microsecondsPerDay: Int64 = 86_400_000_000
 
-    /// `2024-02-29 13:45:06.123456+00`, with ` BC` for years before 1; `infinity`, `-infinity`.
+    /// `2024-02-29 13:45:06.123456+00`, with ` BC` for years before 1; `infinity`, `-infinity`;
+    /// `NaN` for a `Date` that is not a number, which PostgreSQL refuses naming it (it is no
+    /// time; sent as any time, it would be stored as one, or refused as some other value).
     static func string(from date: Date) -> String {
+        if date.timeIntervalSinceReferenceDate.isNaN { return "NaN" }
         if date == .distantFuture { return "infinity" }
         if date == .distantPast { return "-infinity" }
         // Past what an Int64 of microseconds holds: a day just past PostgreSQL's range, which it refuses.

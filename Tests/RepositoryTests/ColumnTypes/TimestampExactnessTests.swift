@@ -97,6 +97,19 @@ struct TimestampExactnessTests {
         #expect(try row.decode(Date.self, column: "d_infinity") == .distantFuture)
     }
 
+    @Test("a Date that is not a number is refused by the server naming NaN, and nothing is written (it was sent as 4714 BC)")
+    func notANumber() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { try await $0.execute(script: "CREATE TABLE nan_stamps (id bigint PRIMARY KEY, at timestamptz NOT NULL, on_day date); INSERT INTO nan_stamps VALUES (1, '2020-01-01', '2020-01-01')") }
+        let nan = Date(timeIntervalSinceReferenceDate: .nan)
+        #expect(TimestampFormat.string(from: nan) == "NaN")
+        for column in ["at", "on_day"] {
+            let message = await Result(catching: { try await database.query("UPDATE nan_stamps SET \(column) = $1 WHERE id = 1", [nan]) }).failure.map { "\($0)" } ?? ""
+            #expect(message.contains("\"NaN\"") && !message.contains("4714") && !message.contains("\n"), "\(column): \(message)")
+        }
+        #expect(try await database.query("SELECT at = '2020-01-01' AND on_day = '2020-01-01' FROM nan_stamps")[0].decode(Bool.self, at: 0))
+    }
+
     struct Stamp: Record, Equatable {
         static let tableName = "stamps"
         var id: Int64
