@@ -44,9 +44,9 @@ extension Connection {
         // The marker failed otherwise (the statement was deallocated): the statement was skipped.
         var outcome = try await collectResults(connection, sql)
         if let marker { outcome = .failure(marker) }
-        guard let sync = try await nextResult(connection, sql) else { throw abandonPipeline(connection, sql) }
+        guard let sync = try await nextResult(connection, sql) else { throw abandonPipeline(connection, sql, answered: outcome) }
         defer { PQclear(sync) }
-        guard PQresultStatus(sync) == PGRES_PIPELINE_SYNC, PQexitPipelineMode(pg) == 1 else { throw abandonPipeline(connection, sql) }
+        guard PQresultStatus(sync) == PGRES_PIPELINE_SYNC, PQexitPipelineMode(pg) == 1 else { throw abandonPipeline(connection, sql, answered: outcome) }
         wasOpenAfterLastStatement = PQstatus(pg) == CONNECTION_OK
         guard let outcome else { throw lostOrFailed(pg, sql) }
         return try settle(outcome, on: pg).get()

@@ -122,9 +122,9 @@ extension Connection {
                 var outcome = try await collectResults(connection, statement.sql)
                 if case .failure(let error)? = bound { outcome = .failure(error) }
                 if index == 0, let marker { outcome = .failure(marker) }
-                guard let sync = try await nextResult(connection, statement.sql) else { throw abandonPipeline(connection, statement.sql) }
+                guard let sync = try await nextResult(connection, statement.sql) else { throw abandonPipeline(connection, statement.sql, answered: outcome) }
                 defer { PQclear(sync) }
-                guard PQresultStatus(sync) == PGRES_PIPELINE_SYNC else { throw abandonPipeline(connection, statement.sql) }
+                guard PQresultStatus(sync) == PGRES_PIPELINE_SYNC else { throw abandonPipeline(connection, statement.sql, answered: outcome) }
                 wasOpenAfterLastStatement = PQstatus(pg) == CONNECTION_OK
                 outcomes.append(outcome.map { settle($0, on: pg) } ?? .failure(lostOrFailed(pg, statement.sql)))
             } catch {
@@ -151,6 +151,16 @@ extension Connection {
             error = lostOrFailed(connection.pointer, sql)
             error.kind = .connectionLost
         }
+        return error
+    }
+
+    /// The same, once a statement was answered but its sync never came: the server's own error
+    /// for the statement (the `FATAL` of a backend told to end while it ran), with its SQLSTATE,
+    /// is what went wrong — the connection lost — rather than libpq's word that it closed.
+    func abandonPipeline(_ connection: LibpqConnection, _ sql: String, answered outcome: Result<QueryResult, PostgresError>?) -> PostgresError {
+        let abandoned = abandonPipeline(connection, sql)
+        guard case .failure(var error)? = outcome, error.sqlState != nil else { return abandoned }
+        error.kind = .connectionLost
         return error
     }
 }

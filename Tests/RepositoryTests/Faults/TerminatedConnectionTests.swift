@@ -158,7 +158,7 @@ struct TerminatedConnectionTests {
             }
             _ = try await TestServer.admin.value.query("SELECT pg_terminate_backend(pid, 5000) FROM (\(running)) AS active", [name])
             let error = await Result { try await task.value }.failure as? PostgresError
-            #expect(error?.kind == .connectionLost && error?.statementDidNotRun == false, "\(String(describing: error))")
+            #expect(error?.kind == .connectionLost && error?.statementDidNotRun == false && error?.sqlState == "57P01", "\(kind): \(String(describing: error))")
         }
         // Once each: a statement run again would have taken a second number.
         #expect(try await database.query("SELECT last_value FROM calls")[0].decode(Int.self, at: 0) == 2)
