@@ -60,6 +60,12 @@ struct ForeignHistory {
 
     /// Flyway's rows in the order they were run: migrations, undos, deletions and baselines.
     private mutating func readFlyway(_ quoted: String, on connection: Connection) async throws {
+        // A repeatable migration (`R__…`, no version) that failed: Flyway itself will not go on.
+        if let failed = try await connection.query("SELECT script FROM \(quoted) WHERE version IS NULL AND NOT success ORDER BY installed_rank LIMIT 1").first {
+            let script = try failed.decode(String.self, at: 0)
+            throw MigrationError(.foreignHistory, "Flyway's \(table) records the repeatable migration \(TerminalText.escaped(script, limit: 80)) as failed; "
+                                 + "repair it (Flyway's `repair`) or by hand, then adopt")
+        }
         let rows = try await connection.query("""
             SELECT version, type, success, installed_on::timestamptz::text, checksum FROM \(quoted)
             WHERE version IS NOT NULL ORDER BY installed_rank

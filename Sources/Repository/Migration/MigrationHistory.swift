@@ -42,25 +42,33 @@ struct MigrationHistory {
     /// This history with its table named by schema: the table the name finds now (or, if there
     /// is none, where `CREATE TABLE` would put it) — kept when the `search_path` has no schema.
     func resolvingSchema() async throws -> MigrationHistory {
+        resolved(as: try await resolution())
+    }
+
+    private func resolved(as resolution: (schema: String?, name: String)) -> MigrationHistory {
+        guard let schema = resolution.schema else { return self }
+        var history = self
+        history.resolved = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(resolution.name)
+        return history
+    }
+
+    /// The schema (nil: the `search_path` has none) and name of the table `table` finds now, or,
+    /// if there is none, of the table `CREATE TABLE` would make.
+    private func resolution() async throws -> (schema: String?, name: String) {
         let row = try await connection.query("""
             SELECT coalesce(n.nspname, CASE WHEN cardinality(p) > 1 THEN p[cardinality(p) - 1] ELSE current_schema() END),
                    coalesce(c.relname, p[cardinality(p)])
             FROM parse_ident($1) AS p LEFT JOIN pg_class c ON c.oid = to_regclass($1) LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
             """, [quotedTable])[0]
-        guard let schema = try row.decode(String?.self, at: 0) else { return self }
-        var history = self
-        history.resolved = SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(try row.decode(String.self, at: 1))
-        return history
+        return (try row.decode(String?.self, at: 0), try row.decode(String.self, at: 1))
     }
 
-    /// The advisory lock's two keys: "migr", and a stable number for the table — named with its
-    /// schema as the server resolves it, so that `hs` and `public.hs` take one lock.
-    private func lockKeys() async throws -> (Int32, Int32) {
-        let resolved = try await connection.query("""
-            SELECT CASE WHEN cardinality(p) = 1 THEN coalesce(current_schema(), '') || '.' || p[1] ELSE array_to_string(p, '.') END
-            FROM parse_ident($1) AS p
-            """, [quotedTable])[0].decode(String.self, at: 0)
-        let digest = SHA256.hex(resolved.utf8)
+    /// The advisory lock's two keys: "migr", and a stable number for the table the runs will
+    /// use — the table the name finds, named with its schema (see ``resolution()``) —, so that
+    /// `hs` and `public.hs` take one lock, and so do two runs whose `search_path`s differ but
+    /// find the same table (a role with a schema of its own name first, and `postgres`).
+    private static func lockKeys(_ resolution: (schema: String?, name: String)) -> (Int32, Int32) {
+        let digest = SHA256.hex(((resolution.schema ?? "") + "." + resolution.name).utf8)
         return (0x6D69_6772, Int32(UInt32(digest.prefix(8), radix: 16)! & 0x7FFF_FFFF))
     }
 
@@ -126,11 +134,25 @@ struct MigrationHistory {
         try await connection.query("DELETE FROM \(quotedTable) WHERE version = $1", [version])
     }
 
-    /// Takes the session lock that serializes migration runs, waiting up to `timeout`; returns
-    /// its keys, for ``unlock(_:)`` (a migration may change the `search_path` meanwhile).
-    func lock(timeout: Duration) async throws -> (Int32, Int32) {
-        let (classKey, objectKey) = try await lockKeys()
+    /// Takes the session lock that serializes migration runs on the table the name finds,
+    /// waiting up to `timeout`; returns its keys, for ``unlock(_:)`` (a migration may change the
+    /// `search_path` meanwhile), and this history named by that table's schema. The name is
+    /// resolved again under the lock: another run may have created a table it now finds.
+    func lock(timeout: Duration) async throws -> (keys: (Int32, Int32), history: MigrationHistory) {
         let deadline = ContinuousClock.now + timeout
+        var resolution = try await resolution()
+        while true {
+            let keys = Self.lockKeys(resolution)
+            try await acquire(keys, until: deadline, timeout: timeout)
+            let now = try await self.resolution()
+            if now == resolution { return (keys, resolved(as: now)) }
+            try await unlock(keys)
+            resolution = now
+        }
+    }
+
+    private func acquire(_ keys: (Int32, Int32), until deadline: ContinuousClock.Instant, timeout: Duration) async throws {
+        let (classKey, objectKey) = keys
         while try await !connection.query("SELECT pg_try_advisory_lock($1::int, $2::int)", [classKey, objectKey])[0].decode(Bool.self, at: 0) {
             guard ContinuousClock.now < deadline else {
                 let holder = try await connection.query(
@@ -143,7 +165,6 @@ struct MigrationHistory {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        return (classKey, objectKey)
     }
 
     func unlock(_ keys: (Int32, Int32)) async throws {

@@ -54,29 +54,53 @@ extension Migrator {
                 let list = found.map { "\($0.1)'s \($0.0)" }.joined(separator: " and ")
                 throw MigrationError(.invalidRequest, "found \(list); rename all but the one to adopt, then adopt")
             }
-            let foreign = try await ForeignHistory(tool, table: table, on: history.connection)
-            let adopted = try adoptedMigrations(foreign)
-            if !acceptingEditedFiles { try await refuseEditedFiles(adopted.map(\.0), foreign, on: history.connection) }
             let renamed = (SQLIdentifier.parts(of: table).last?.text ?? table) + "_adopted"
             let schema = SQLIdentifier.parts(of: table).dropLast().map(SQLIdentifier.quoted(part:))
             let renamedQualified = (schema + [SQLIdentifier.quoted(renamed)]).joined(separator: ".")
-            if try await history.connection.query("SELECT to_regclass($1) IS NOT NULL", [renamedQualified])[0].decode(Bool.self, at: 0) {
-                throw MigrationError(.invalidRequest, "\(renamed) already exists, so \(tool)'s \(table) cannot be kept under that name; rename or drop \(renamed) first")
-            }
-            try await history.connection.transaction { connection in
+            let adopted = try await history.connection.transaction { connection in
+                // The tool's table locked before it is read: a run of that tool that wrote its
+                // row meanwhile has committed, and its row is read (read first, it was lost).
+                try await lockForeignTable(table, tool, on: connection)
+                let foreign = try await ForeignHistory(tool, table: table, on: connection)
+                let adopted = try adoptedMigrations(foreign)
+                if !acceptingEditedFiles { try await refuseEditedFiles(adopted.map(\.0), foreign, on: connection) }
+                if try await connection.query("SELECT to_regclass($1) IS NOT NULL", [renamedQualified])[0].decode(Bool.self, at: 0) {
+                    throw MigrationError(.invalidRequest, "\(renamed) already exists, so \(tool)'s \(table) cannot be kept under that name; rename or drop \(renamed) first")
+                }
                 try await connection.execute(script: "ALTER TABLE \(SQLIdentifier.quoted(qualified: table)) RENAME TO \(SQLIdentifier.quoted(renamed))")
                 try await history.create(dotted: migrations.contains { $0.version.integer == nil }, on: connection)
                 for (migration, appliedAt) in adopted {
                     try await history.insert(migration, milliseconds: 0, appliedBy: "adopted from \(tool)", appliedAt: appliedAt, on: connection)
                 }
+                return adopted
             }
             report("found \(tool)'s history table \(table): \(adopted.count) migration(s) applied")
             report("recorded \(adopted.count) migration(s) in \(historyTable) with today's checksums; applied nothing")
             report("kept \(tool)'s table as \(renamed)")
             let pending = migrations.count - adopted.count
-            if pending > 0 { report("\(pending) migration(s) pending; `migrate up` applies them") }
+            let newest = adopted.map(\.0.version).max()
+            let adoptedVersions = Set(adopted.map(\.0.version))
+            let older = newest.map { newest in migrations.filter { $0.version < newest && !adoptedVersions.contains($0.version) }.count } ?? 0
+            if older > 0 {
+                report("\(pending) migration(s) pending, \(older) of them older than the newest applied (\(newest.map { "\($0)" } ?? "")): `migrate up --allow-out-of-order` applies them")
+            } else if pending > 0 {
+                report("\(pending) migration(s) pending; `migrate up` applies them")
+            }
             return MigrationAdoption(tool: tool, table: table, renamedTo: renamed, versions: adopted.map(\.0.version))
         }
+    }
+
+    /// Locks `table` against every other session for the rest of the transaction, waiting up to
+    /// the lock timeout for a run of its tool that is writing it.
+    private func lockForeignTable(_ table: String, _ tool: MigrationTool, on connection: Connection) async throws {
+        let milliseconds = max(1, lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000)
+        try await connection.execute(script: "SET LOCAL lock_timeout = \(milliseconds)")
+        do {
+            try await connection.execute(script: "LOCK TABLE \(SQLIdentifier.quoted(qualified: table)) IN ACCESS EXCLUSIVE MODE")
+        } catch let error as PostgresError where error.sqlState == "55P03" {
+            throw MigrationError(.lockTimeout, "\(tool)'s \(table) has been in use by another session (a run of \(tool)?) for more than \(lockTimeout); try again once it has finished")
+        }
+        try await connection.execute(script: "SET LOCAL lock_timeout = DEFAULT")
     }
 
     /// Throws when a file of `adopted` is not what `foreign`'s tool applied, by the checksum it

@@ -77,9 +77,9 @@ public struct Migrator: Sendable {
             // (`SET search_path`, `SET ROLE`, temporary tables) for whoever took it next.
             defer { connection.isReusable.store(false, ordering: .relaxed) }
             let unresolved = try MigrationHistory(table: historyTable, connection: connection)
-            let lock = try await unresolved.lock(timeout: lockTimeout)
+            let (lock, history) = try await unresolved.lock(timeout: lockTimeout)
             do {
-                let result = try await body(unresolved.resolvingSchema())
+                let result = try await body(history)
                 try await unresolved.unlock(lock)
                 return result
             } catch {

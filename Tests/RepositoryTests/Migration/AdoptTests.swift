@@ -115,6 +115,39 @@ struct AdoptTests {
         try await other.query("INSERT INTO flyway_schema_history VALUES (3, '2', 'create players', 'SQL', 'V2__create_players.sql', 1, 'me', now(), 1, false)")
         let failed = await #expect(throws: MigrationError.self) { try await Migrator(directory: flyway.migrations).adopt(other) }
         #expect(failed?.message.contains("Flyway's flyway_schema_history records version 2 as failed") == true, "\(failed?.message ?? "")")
+
+        // A failed repeatable migration has no version (a stranger's run saw it adopted).
+        try await other.query("DELETE FROM flyway_schema_history WHERE installed_rank = 3")
+        try await other.query("INSERT INTO flyway_schema_history VALUES (3, NULL, 'views', 'SQL', E'R__views\\u001b[31m.sql', 1, 'me', now(), 1, false)")
+        let repeatable = await #expect(throws: MigrationError.self) { try await Migrator(directory: flyway.migrations).adopt(other) }
+        #expect(repeatable?.message.contains("the repeatable migration R__views\\u{1b}[31m.sql as failed") == true, "\(repeatable?.message ?? "")")
+        #expect(try await other.tableExists("flyway_schema_history"))
+    }
+
+    @Test("a version the other tool records while adopt runs is adopted, not applied again: adopt reads the tool's table once it holds it (a stranger's run lost it)")
+    func toolWritingMeanwhile() async throws {
+        let project = try await OtherToolProject.make(.dbmate, database: database)
+        defer { project.root.remove() }
+        let run = Database(database.configuration, maximumConnections: 1)
+        defer { run.close() }
+        // A dbmate run under way: its migration and history row written, not yet committed.
+        let committing = AsyncStream<Void>.makeStream()
+        let dbmate = Task {
+            try await run.transaction { connection in
+                try await connection.execute(script: OtherToolProject.steps[2].up)
+                try await connection.query("INSERT INTO schema_migrations (version) VALUES ('20240103120000')")
+                for await _ in committing.stream { break }
+            }
+        }
+        let written = "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'schema_migrations' AND l.mode = 'RowExclusiveLock' AND l.granted"
+        #expect(try await eventually { try await database.count(written) > 0 })
+        let adoption = Task { try await Migrator(directory: project.migrations).adopt(database) }
+        let waiting = "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'schema_migrations' AND NOT l.granted"
+        #expect(try await eventually { try await database.count(waiting) > 0 })
+        committing.continuation.yield()
+        try await dbmate.value
+        #expect(try await adoption.value.versions == project.applied + [project.pending])
+        #expect(try await Migrator(directory: project.migrations).migrate(database).isEmpty)
     }
 
     @Test("Flyway: a baseline covers the versions below it; an undone version is pending again; the row of a schema Flyway created is no migration")
@@ -160,7 +193,7 @@ struct AdoptTests {
         migrator.lockTimeout = .milliseconds(300)
         try await database.withConnection { connection in
             let history = try MigrationHistory(table: migrator.historyTable, connection: connection)
-            let lock = try await history.lock(timeout: .seconds(5))
+            let (lock, _) = try await history.lock(timeout: .seconds(5))
             let error = await #expect(throws: MigrationError.self) { try await migrator.adopt(database) }
             #expect(error?.kind == .lockTimeout)
             try await history.unlock(lock)

@@ -182,10 +182,31 @@ struct MigratorTests {
         // Another run's lock, held for as long as the test needs (no race with a sleep).
         try await database.withConnection { connection in
             let history = try MigrationHistory(table: spelling ?? impatient.historyTable, connection: connection)
-            let lock = try await history.lock(timeout: .seconds(5))
+            let (lock, _) = try await history.lock(timeout: .seconds(5))
             let error = await #expect(throws: MigrationError.self) { try await impatient.migrate(database) }
             #expect(error?.kind == .lockTimeout)
             #expect(error?.message.contains("server process") == true)
+            try await history.unlock(lock)
+        }
+        #expect(try await impatient.migrate(database).count == 1)
+    }
+
+    @Test("runs whose search_paths differ but find the same history table take one lock (a role's own schema first, and another role's run): the second waits (a stranger's run applied a migration twice)")
+    func lockOfTheTableFound() async throws {
+        let directory = try MigrationDirectory(["0001_a.sql": "-- migrate:up\nSELECT 1;", "0002_b.sql": "-- migrate:up\nSELECT 2;"])
+        defer { directory.remove() }
+        var impatient = try directory.migrator()
+        impatient.lockTimeout = .milliseconds(300)
+        _ = try await impatient.migrate(database, to: MigrationVersion(1))
+        try await database.query("CREATE SCHEMA own_schema")
+        // Another run's lock, taken where the search_path leads with a schema that has no history table.
+        try await database.withConnection { connection in
+            try await connection.query("SET search_path TO own_schema, public")
+            let history = try MigrationHistory(table: impatient.historyTable, connection: connection)
+            let (lock, found) = try await history.lock(timeout: .seconds(5))
+            #expect(found.quotedTable == SQLIdentifier.quoted("public") + "." + SQLIdentifier.quoted("schema_migrations"))
+            let error = await #expect(throws: MigrationError.self) { try await impatient.migrate(database) }
+            #expect(error?.kind == .lockTimeout)
             try await history.unlock(lock)
         }
         #expect(try await impatient.migrate(database).count == 1)
