@@ -69,6 +69,12 @@ struct RecordTable<R: Record>: Sendable {
         let (schema, name) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
         let key = try await TableKey.resolve(try row.decode(Int64.self, at: 2), table: schema + "." + name, declared: R.primaryKey,
                                              naming: R.columnNaming) { try await database.query($0, $1) }
+        // A scalar id cannot name a row of a key of several columns: refused now, not at the
+        // first change (a table with no rows would show none, for good, and say nothing).
+        if key.columns.count > 1, R.ID.self is any SQLValueConvertible.Type {
+            throw PostgresError(.invalidStatement, "the key of \(TerminalText.name(schema + "." + name)) is \(key.columns.map { TerminalText.name($0) }.joined(separator: ", ")), "
+                + "but \(R.self).ID is \(R.ID.self), one value: make the id a struct of those columns, in key order")
+        }
         RecordKeyColumns.record(key.columns, for: R.self)
         let rewrites = StoredRewrites(columns: Set(try row.decode([String].self, at: 4)), wholeRow: try row.decode(Bool.self, at: 5))
         return RecordTable(database: database, reads: reads, schema: schema, name: name, key: key,

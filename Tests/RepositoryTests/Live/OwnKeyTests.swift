@@ -148,6 +148,25 @@ struct OwnKeyTests {
         #expect(all?.message == message)
     }
 
+    /// A scalar id over a key of two columns.
+    struct Parted: Record, Equatable {
+        static let tableName = "parted"
+        var id: Int64
+        var region: Int64
+        var v: Int64
+    }
+
+    @Test("a scalar id over a key of several columns is refused in one line by read and by readAll, on an empty table too (a stranger's run saw no rows, for good, and no error)")
+    func scalarIDOverCompositeKey() async throws {
+        try await database.query("CREATE TABLE parted (id bigint, region bigint, v bigint NOT NULL, PRIMARY KEY (id, region))")
+        try await LiveSchema.enable("parted", on: database)
+        let message = "the key of public.parted is id, region, but Parted.ID is Int64, one value: make the id a struct of those columns, in key order"
+        let all = await #expect(throws: PostgresError.self) { try await repository.readAll(Parted.self) }
+        #expect(all?.message == message)
+        let read = await #expect(throws: PostgresError.self) { try await repository.read(Parted.self, id: 1) }
+        #expect(read?.message == message)
+    }
+
     struct Padded: Record, Equatable {
         static let tableName = "padded"
         var id: String
