@@ -1,3 +1,5 @@
+import Repository
+
 /// Lets the options every command shares come before the command, as with `git` or `docker`:
 /// `migrate --database-url URL status` is read as `migrate status --database-url URL`.
 /// (ArgumentParser takes a subcommand's options only after its name.)
@@ -11,8 +13,9 @@ enum LeadingOptions {
     /// other argument moved to the end (before a `--`, if there is one). Anything else is left
     /// as it was, for ArgumentParser to accept or refuse.
     /// - Throws: ``MigrateFailure`` when an option comes both before and after the command:
-    ///   which one was meant cannot be told.
-    static func movedAfterCommand(_ arguments: [String]) throws -> [String] {
+    ///   which one was meant cannot be told; when what follows them is no command of `commands`
+    ///   (moved after it, the options would be refused instead, as unknown).
+    static func movedAfterCommand(_ arguments: [String], commands: Set<String>) throws -> [String] {
         var leading: [String] = []
         var index = arguments.startIndex
         while index < arguments.endIndex {
@@ -30,6 +33,9 @@ enum LeadingOptions {
         }
         guard !leading.isEmpty else { return arguments }
         var rest = Array(arguments[index...])
+        if let command = rest.first, !command.hasPrefix("-"), !commands.contains(command) {
+            throw MigrateFailure("unknown command '\(TerminalText.escaped(command, limit: 80))'; the commands are \(commands.sorted().joined(separator: ", "))")
+        }
         let after = Set(rest.prefix { $0 != "--" }.map { String($0.split(separator: "=", maxSplits: 1).first ?? "") })
         if let twice = leading.first(where: { $0.hasPrefix("--") && after.contains(String($0.split(separator: "=", maxSplits: 1).first ?? "")) }) {
             let name = twice.split(separator: "=", maxSplits: 1).first.map(String.init) ?? twice

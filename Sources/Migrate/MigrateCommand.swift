@@ -34,7 +34,8 @@ struct MigrateCommand: AsyncParsableCommand {
     static func main() async {
         do {
             try ArgumentEncoding.refuseInvalidUTF8()
-            var command = try parseAsRoot(try LeadingOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot(try LeadingOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst()),
+                                                                                commands: Set(configuration.subcommands.map { $0._commandName })))
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
             } else {

@@ -65,6 +65,9 @@ struct MigrateCommandTests {
         // Given on both sides, it is refused rather than guessed.
         let twice = try await migrate("--dir", directory.path, "status", "--dir=/elsewhere", "--database-url", databaseURL)
         #expect(twice.status != 0 && twice.output.contains("--dir is given both before and after the command"), "\(twice.output)")
+        // A misspelt command behind them is named as one, not the options as unknown (a stranger's run).
+        let misspelt = try await migrate("--database-url", databaseURL, "statsu")
+        #expect(misspelt.status != 0 && misspelt.output.contains("unknown command 'statsu'") && !misspelt.output.contains("Unknown option"), "\(misspelt.output)")
         // An option that is not shared still belongs after its command, and says so.
         let misplaced = try await migrate("--fail-if-pending", "status")
         #expect(misplaced.status != 0 && misplaced.output.contains("--fail-if-pending"))
