@@ -5,7 +5,10 @@ extension LiveSchema {
     /// as SQL spells it. Idempotent; processes doing it at once are fine; a publication `FOR ALL
     /// TABLES` publishes it already. A partitioned table is
     /// published as its root (the publication's `publish_via_partition_root` is set, also on a
-    /// publication made elsewhere).
+    /// publication made elsewhere); since `pgoutput` then leaves out a `TRUNCATE` of one of its
+    /// partitions, each partition gets a trigger on `TRUNCATE` alone, which says so in the
+    /// stream (a function in the `live` schema, made if need be): publish the table again after
+    /// adding partitions.
     ///
     /// The table must have a primary key: a published table's UPDATEs and DELETEs fail without
     /// one (its replica identity). To do the same in a migration:
@@ -34,7 +37,8 @@ extension LiveSchema {
                    EXISTS (SELECT 1 FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid
                            WHERE p.pubname = $2 AND r.prrelid = $1::regclass AND to_jsonb(r) ->> 'prqual' IS NOT NULL),
                    coalesce((SELECT puballtables FROM pg_publication WHERE pubname = $2), false),
-                   \(FollowedTables.operationsGap(publication: "$2"))
+                   \(FollowedTables.operationsGap(publication: "$2")),
+                   (SELECT relkind = 'p' FROM pg_class WHERE oid = $1::regclass)
             """, [table, publication]) }[0]
         let (name, hasKey) = (try described.decode(String.self, at: 0), try described.decode(Bool.self, at: 1))
         guard hasKey else {
@@ -65,6 +69,7 @@ extension LiveSchema {
         if try described.decode(Bool.self, at: 5) {
             try await database.query("ALTER PUBLICATION \(quoted) SET (publish_via_partition_root = true)")
         }
+        if try described.decode(Bool.self, at: 9) { try await streamPartitionTruncates(of: name, on: database) }
     }
 
     /// Runs `body`; an object another process created meanwhile (`duplicate_object`, or the

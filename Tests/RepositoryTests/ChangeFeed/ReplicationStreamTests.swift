@@ -90,6 +90,20 @@ struct ReplicationStreamTests {
         #expect(taken.changes.map(\.table) == ["public.members", "public.notes"])
     }
 
+    /// A logical message as `pg_logical_emit_message` writes it.
+    static func message(_ prefix: String, _ content: String, transactional: Bool = true) -> [UInt8] {
+        Bytes("M").byte(transactional ? 1 : 0).int(0x2000, 8).string(prefix).int(UInt64(content.utf8.count), 4).raw(Array(content.utf8)).bytes
+    }
+
+    @Test("a transactional message saying a partition was truncated is a truncate of the table it names; other messages are nothing")
+    func partitionTruncated() throws {
+        let messages = [Self.message("live.truncate", "public.events"), Self.message("live.truncate", "public.other", transactional: false),
+                        Self.message("someone.else", "public.notes")]
+        #expect(try PgOutputMessage.decode(messages[0]) == .message(transactional: true, prefix: "live.truncate", content: Array("public.events".utf8)))
+        let taken = try #require(try run([Self.begin(4)] + messages + [Self.commit(0x5000)]))
+        #expect(taken.changes.map(\.operation) == [.truncate] && taken.changes.map(\.table) == ["public.events"])
+    }
+
     @Test("a table described again within a transaction: earlier changes keep its name as it was; a table dropped and made again under its name is one table (a row changed in both is versioned 0); a table with no key stands whole")
     func describedAgain() throws {
         let insert = Bytes("I").int(16384, 4).byte(UInt8(ascii: "N")).tuple(["7", "seven"]).bytes
@@ -143,7 +157,7 @@ struct ReplicationStreamTests {
     func truncatedAndRandomBytes() async {
         let valid = [Self.notes, Self.members, Self.begin(5), Self.commit(99),
                      Bytes("U").int(16385, 4).byte(UInt8(ascii: "K")).tuple(["a", "1"]).byte(UInt8(ascii: "N")).tuple(["b", "1"]).bytes,
-                     Bytes("T").int(2, 4).byte(0).int(1, 4).int(2, 4).bytes]
+                     Bytes("T").int(2, 4).byte(0).int(1, 4).int(2, 4).bytes, Self.message("live.truncate", "public.events")]
         for message in valid {
             #expect(throws: Never.self) { _ = try PgOutputMessage.decode(message) }
             for length in 0..<message.count {

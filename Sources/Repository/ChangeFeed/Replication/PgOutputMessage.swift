@@ -16,7 +16,10 @@ enum PgOutputMessage: Equatable, Sendable {
     case update(relation: UInt32, old: [Cell]?, new: [Cell])
     case delete(relation: UInt32, old: [Cell])
     case truncate(relations: [UInt32])
-    /// Anything else (origins, types, logical messages): nothing a feed needs.
+    /// A message written by `pg_logical_emit_message` (sent when the stream is started with
+    /// `messages`); a transactional one comes with its transaction's changes.
+    case message(transactional: Bool, prefix: String, content: [UInt8])
+    /// Anything else (origins, types): nothing a feed needs.
     case other(UInt8)
 
     /// A table as the stream describes it, with what each of its rows needs worked out once:
@@ -165,6 +168,12 @@ extension PgOutputMessage {
             var relations: [UInt32] = []
             for _ in 0..<count { relations.append(try reader.uint32()) }
             return .truncate(relations: relations)
+        case UInt8(ascii: "M"):
+            let flags = try reader.byte()
+            _ = try reader.uint64()  // the message's position
+            let prefix = try reader.string()
+            let length = Int(try reader.uint32())
+            return .message(transactional: flags & 1 == 1, prefix: prefix, content: try reader.bytes(length))
         default:
             return .other(kind)
         }
@@ -197,6 +206,12 @@ private struct PgOutputReader {
     mutating func uint16() throws(PgOutputError) -> UInt16 { UInt16(try integer(2)) }
     mutating func uint32() throws(PgOutputError) -> UInt32 { UInt32(try integer(4)) }
     mutating func uint64() throws(PgOutputError) -> UInt64 { try integer(8) }
+
+    mutating func bytes(_ count: Int) throws(PgOutputError) -> [UInt8] {
+        guard count >= 0, position + count <= bytes.count else { throw PgOutputError(description: "a message ends early") }
+        defer { position += count }
+        return Array(bytes[position..<position + count])
+    }
 
     mutating func string() throws(PgOutputError) -> String {
         guard let end = bytes[position...].firstIndex(of: 0) else { throw PgOutputError(description: "a string without its end") }

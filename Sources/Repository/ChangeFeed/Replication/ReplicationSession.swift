@@ -28,7 +28,8 @@ final class ReplicationSession: FeedSession {
         self.types = types
         queries = try FeedConnection(configuration, channel: nil, deadline: statementDeadline, types: types, stop: stop)
         // Rows in binary form from PostgreSQL 14 on; before, rows come as text, and are read.
-        let binary = try Self.checkServer(queries, deadline: statementDeadline) >= 140_000 ? ", binary 'true'" : ""
+        // So do logical messages: a partition truncated alone is one (see ``ReplicationStream``).
+        let binary = try Self.checkServer(queries, deadline: statementDeadline) >= 140_000 ? ", binary 'true', messages 'true'" : ""
         try Self.ensure(publication, on: queries, deadline: statementDeadline)
         try slot.dropAbandoned(on: queries, deadline: statementDeadline)
         slot.dropUnusable(on: queries, deadline: statementDeadline)

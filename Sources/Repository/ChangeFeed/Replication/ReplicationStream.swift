@@ -31,7 +31,7 @@ struct ReplicationStream {
     private struct Transaction {
         let id: UInt32
         /// Each change, with the row it left (inserts and updates) and its table as it was then.
-        var changes: [(change: Change, row: [PgOutputMessage.Cell]?, table: Described)] = []
+        var changes: [(change: Change, row: [PgOutputMessage.Cell]?, table: Described?)] = []
         /// How many changes each row had, by table and key — by name, as the stores know rows (a
         /// table dropped and made again under its name in the transaction is the same table).
         var count: [Key: Int] = [:]
@@ -60,7 +60,7 @@ struct ReplicationStream {
             for (change, cells, table) in finished.changes {
                 let once = finished.count[Key(table: change.table, key: change.key)] == 1
                 let version = once && change.operation != .truncate ? Int64(finished.id) : 0
-                let row = cells.flatMap { StreamedRow($0, of: table.relation, version: version, epoch: epoch) }
+                let row = cells.flatMap { cells in table.flatMap { StreamedRow(cells, of: $0.relation, version: version, epoch: epoch) } }
                 ready.add(Change(table: change.table, operation: change.operation, key: change.key, version: version, row: row, madeAt: madeAt))
             }
             readyThrough = end
@@ -89,10 +89,20 @@ struct ReplicationStream {
             try record(.delete, id, old)
         case .truncate(let ids):
             for id in ids { try truncate(id) }
-        case .other:
+        case .message(true, Self.partitionTruncated, let content):
+            // A partition truncated alone, which `pgoutput` leaves out when the root is published
+            // (see ``LiveSchema/publish(_:on:publication:)``): its table's name, as stores name it.
+            guard transaction != nil else { throw PgOutputError(description: "a truncate outside a transaction") }
+            let table = String(decoding: content, as: UTF8.self)
+            transaction?.changes.append((Change(table: table, operation: .truncate, key: .text(""), version: 0), nil, nil))
+            transaction?.count[Key(table: table, key: .text("")), default: 0] += 1
+        case .message, .other:
             break
         }
     }
+
+    /// The prefix of the logical message that says a partition of a published table was truncated.
+    static let partitionTruncated = "live.truncate"
 
     /// Whether every change received has been taken: no transaction is open, none waits.
     var isBetweenTransactions: Bool { transaction == nil && ready.changes.isEmpty }
