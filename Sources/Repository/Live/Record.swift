@@ -62,6 +62,34 @@ enum RecordKeyColumns {
     }
 }
 
+/// The `jsonb` columns of each record type's table, once resolved: a JSON string holding a NUL
+/// (`\u0000`, as `JSONEncoder` writes it) is refused by `jsonb` (a `json` column keeps it).
+enum RecordJSONBColumns {
+    private static let known = Locked<[ObjectIdentifier: Set<String>]>([:])
+
+    static func record(_ columns: Set<String>, for type: Any.Type) {
+        known.withLock { $0[ObjectIdentifier(type)] = columns }
+    }
+
+    static func of(_ type: Any.Type) -> Set<String> {
+        known.withLock { $0[ObjectIdentifier(type)] } ?? []
+    }
+
+    /// Whether JSON `text` holds the escape `\u0000` (a backslash escaping a backslash is no
+    /// escape of what follows it).
+    static func holdsEscapedNUL(_ text: String) -> Bool {
+        var bytes = text.utf8.makeIterator()
+        while let byte = bytes.next() {
+            guard byte == UInt8(ascii: "\\") else { continue }
+            guard bytes.next() == UInt8(ascii: "u") else { continue }
+            var digits: [UInt8] = []
+            while digits.count < 4, let digit = bytes.next() { digits.append(digit) }
+            if digits == Array("0000".utf8) { return true }
+        }
+        return false
+    }
+}
+
 /// Each record type's column names, by property in the order it encodes them, as its
 /// ``Record/columnNaming`` makes them: kept once known, so that encoding a record — several
 /// times per write — converts no name again.
@@ -132,12 +160,14 @@ enum RecordColumnNames {
         return changed
     }
 
-    /// Refuses text that PostgreSQL cannot store — a NUL character — in the properties
-    /// `among` names (every property when nil).
+    /// Refuses text that PostgreSQL cannot store — a NUL character, in a `jsonb` column also
+    /// escaped in a JSON string — in the properties `among` names (every property when nil).
     func refuseUnstorableText(among properties: Set<String>? = nil) throws {
+        let jsonb = RecordJSONBColumns.of(R.self)
         for (property, column, value) in values where properties?.contains(property) ?? true {
-            if case .text(let text) = value, text.utf8.contains(0) {
-                throw PostgresError(.invalidParameter, "\(TerminalText.name(column)) of \(TerminalText.name(R.tableName)): the text holds a NUL character, which PostgreSQL cannot store; the edit is refused")
+            guard case .text(let text) = value else { continue }
+            if text.utf8.contains(0) || (jsonb.contains(column) && RecordJSONBColumns.holdsEscapedNUL(text)) {
+                throw PostgresError(.invalidParameter, "\(TerminalText.name(column)) of \(TerminalText.name(R.tableName)): the text holds a NUL character, which PostgreSQL cannot store\(jsonb.contains(column) ? " in jsonb" : ""); the edit is refused")
             }
         }
     }

@@ -76,10 +76,12 @@ struct RecordTable<R: Record>: Sendable {
                 + "but \(R.self).ID is \(R.ID.self), one value: make the id a struct of those columns, in key order")
         }
         RecordKeyColumns.record(key.columns, for: R.self)
+        let json = jsonColumns(try row.decode([String].self, at: 7))
+        RecordJSONBColumns.record(Set(json.filter { $0.value == "jsonb" }.keys), for: R.self)
         let rewrites = StoredRewrites(columns: Set(try row.decode([String].self, at: 4)), wholeRow: try row.decode(Bool.self, at: 5))
         return RecordTable(database: database, reads: reads, schema: schema, name: name, key: key,
                            touchColumn: try row.decode(String?.self, at: 3), rewrites: rewrites, streamColumns: try row.decode([String]?.self, at: 6),
-                           jsonColumns: jsonColumns(try row.decode([String].self, at: 7)))
+                           jsonColumns: json)
     }
 
     /// The rows with these keys and their versions, at most 1,000 keys per query.

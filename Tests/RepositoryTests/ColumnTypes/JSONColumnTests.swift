@@ -52,6 +52,38 @@ struct JSONColumnTests {
         #expect(try await again.read(Holder.self, id: 1).value == holder.value)
     }
 
+    struct Noted: Record, Equatable {
+        static let tableName = "noted"
+        var id: Int64
+        var doc: Doc
+        var loose: Doc
+        var note: String
+    }
+
+    @Test("a NUL in a jsonb document is refused when it is set, as in text, and the edits made with it are written; a json column keeps it; a backslash before u0000 is no NUL (a stranger's run lost the edits made with it)")
+    func nulInJSONB() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.withConnection { try await $0.execute(script: """
+            CREATE TABLE noted (id bigint PRIMARY KEY, doc jsonb NOT NULL, loose json NOT NULL, note text NOT NULL);
+            INSERT INTO noted VALUES (1, '{"a":1,"s":"x"}', '{"a":1,"s":"x"}', 'old');
+            """) }
+        try await LiveSchema.enable("noted", on: database)
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let item = try await repository.read(Noted.self, id: 1)
+        item[\.doc].value = Doc(a: 2, s: "a\u{0}b")
+        item[\.note].value = "new"
+        #expect(item.value.doc.s == "x")
+        let error = await #expect(throws: LiveRecordError.self) { try await item.save() }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("NUL character, which PostgreSQL cannot store in jsonb"), "\(error.map { "\($0)" } ?? "")")
+        item[\.loose].value = Doc(a: 3, s: "a\u{0}b")
+        item[\.doc].value = Doc(a: 4, s: "\\u0000 is text here")
+        try await item.save()
+        let stored = try await database.query("SELECT note, doc ->> 's', loose::text FROM noted WHERE id = 1")[0]
+        #expect(try stored.decode(String.self, at: 0) == "new" && stored.decode(String.self, at: 1) == "\\u0000 is text here")
+        #expect(try stored.decode(String.self, at: 2).contains("\\u0000"))
+    }
+
     struct Maybe: Record, Equatable {
         static let tableName = "maybes"
         var id: Int64
