@@ -25,7 +25,9 @@ struct Cell {
         case is Decimal.Type: return try decodeDecimal() as! T
         default: break
         }
-        if let columnType = T.self as? any CellDecodable.Type, bytes != nil {
+        if let columnType = T.self as? any CellDecodable.Type {
+            // NULL: named as the type asked for, not as what its own decoding asks of the cell.
+            guard bytes != nil else { throw error(T.self, .null) }
             return try columnType.init(cell: self) as! T
         }
         // `String` (also as an optional) takes the document's text, as stored.

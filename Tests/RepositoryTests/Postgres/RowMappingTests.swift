@@ -127,6 +127,12 @@ struct RowMappingTests {
         #expect(error?.reason == .null)
         #expect(error?.description == #"column "label" (PostgreSQL text) is NULL, but Swift type String is not optional"#)
         #expect(try row.decode(String?.self, column: "label") == nil)
+        // A column type of the library's own, in an array too, is named as asked for (it was String).
+        let ranges = try await database.query("SELECT '{NULL}'::int4range[] AS a, NULL::int4range AS r")[0]
+        let element = #expect(throws: ColumnDecodingError.self) { try ranges.decode([PostgresRange<Int32>].self, column: "a") }
+        #expect(element?.description.contains("is NULL, but Swift type PostgresRange<Int32> is not optional") == true, "\(element?.description ?? "")")
+        let whole = #expect(throws: ColumnDecodingError.self) { try ranges.decode(PostgresRange<Int32>.self, column: "r") }
+        #expect(whole?.description == #"column "r" (PostgreSQL int4range) is NULL, but Swift type PostgresRange<Int32> is not optional"#, "\(whole?.description ?? "")")
     }
 
     @Test("a wrong type, an out-of-range value and a missing column are explained")
