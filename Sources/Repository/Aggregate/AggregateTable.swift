@@ -14,20 +14,44 @@ struct AggregateTable<A: Aggregate>: Sendable {
     /// was based on; the transaction rolls back.
     struct VersionConflict: Error {}
 
-    /// The aggregates rooted at these ids (missing roots left out).
+    /// The aggregates rooted at these ids (missing roots left out), roots and children from one
+    /// snapshot: read by two statements apart, a transaction committing between them showed a
+    /// root from before it with children from after it (a stranger's run saw such people).
     func fetch(_ ids: [A.ID]) async throws -> [Committed<AggregateContent<A>>] {
-        let roots = try await root.fetch(ids)
-        guard !roots.isEmpty else { return [] }
-        let (sql, parameters) = childrenSelect(roots.map(\.record.id))
-        return try assemble(roots, try await child.database.query(sql, parameters))
+        try await root.database.transactionPreparingAnew { connection in
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return try await fetch(ids) { sql, parameters in try await connection.query(sql, values: parameters) }
+        }
     }
 
     /// The same, through `query` (the change feed's connection, on its own thread).
     func fetch(_ ids: [A.ID], using query: FeedQuery) throws -> [Committed<AggregateContent<A>>] {
-        let roots = try root.fetch(ids, using: query)
+        _ = try query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", [])
+        do {
+            let roots = try root.fetch(ids, using: query)
+            var fetched: [Committed<AggregateContent<A>>] = []
+            if !roots.isEmpty {
+                let (sql, parameters) = childrenSelect(roots.map(\.record.id))
+                fetched = try assemble(roots, try query(sql, parameters))
+            }
+            _ = try query("COMMIT", [])
+            return fetched
+        } catch {
+            _ = try? query("ROLLBACK", [])
+            throw error
+        }
+    }
+
+    /// The aggregates, each statement run by `query` (in one snapshot).
+    private func fetch(_ ids: [A.ID], query: (String, [SQLValue]) async throws -> QueryResult) async throws -> [Committed<AggregateContent<A>>] {
+        var roots: [(record: A.Root, version: Int64)] = []
+        for (sql, parameters) in try root.selects(ids) {
+            roots += try RecordTable<A.Root>.decode(await query(sql, parameters))
+        }
+        root.reads?.withLock { $0.rows += roots.count }
         guard !roots.isEmpty else { return [] }
         let (sql, parameters) = childrenSelect(roots.map(\.record.id))
-        return try assemble(roots, try query(sql, parameters))
+        return try assemble(roots, try await query(sql, parameters))
     }
 
     /// The roots owning these child rows, for children announced before anyone here knew them.
