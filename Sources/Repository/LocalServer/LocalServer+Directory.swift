@@ -33,6 +33,12 @@ extension LocalServer {
     public static func delete(directory: String) async throws -> Bool {
         let path = URL(fileURLWithPath: directory).standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: path) else { return false }
+        // Nothing a local server makes is there (a server's own `data` directory, named by
+        // mistake): no lock either, whose file beside it would be a foreign file where it is.
+        guard ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains(where: isOwnEntry) else {
+            rmdir(path)  // an empty directory only
+            return false
+        }
         let lock = try await StartLock.acquire(for: path)
         defer { withExtendedLifetime(lock) {} }
         var deleted = false

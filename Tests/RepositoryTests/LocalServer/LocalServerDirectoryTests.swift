@@ -28,6 +28,11 @@ struct LocalServerDirectoryTests {
         let server = LocalServerStartupTests.scratch("server")
         defer { try? FileManager.default.removeItem(atPath: server) }
         try await LocalServer.start(.persistent(directory: server)).stop()
+        // Its cluster named by mistake: nothing is deleted, and no lock file is left beside it,
+        // in the server's directory, where it would be a file no server made (a stranger's run).
+        #expect(try await LocalServer.delete(directory: server + "/data") == false)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server).allSatisfy(LocalServer.isOwnEntry))
+        try await LocalServer.start(.persistent(directory: server)).stop()
         try "notes".write(toFile: server + "/notes.txt", atomically: true, encoding: .utf8)
         #expect(try await LocalServer.delete(directory: server))
         #expect(try FileManager.default.contentsOfDirectory(atPath: server) == ["notes.txt"])
