@@ -17,6 +17,9 @@ struct HostileTextTests {
         #expect(TerminalText.escaped("Ada Lovelace é 🚢") == "Ada Lovelace é 🚢")
         #expect(TerminalText.escaped("a\u{2028}b\u{2029}c") == "a\\u{2028}b\\u{2029}c", "line and paragraph separators")
         #expect(TerminalText.escaped("hi\u{E0001}\u{E0069}\u{E007F}") == "hi\\u{e0001}\\u{e0069}\\u{e007f}", "hidden tag characters")
+        // Characters that show as nothing: two names that look alike show apart (a stranger's run).
+        #expect(TerminalText.escaped("a\u{200B}b\u{FEFF}c\u{AD}d\u{2060}e\u{3164}f") == "a\\u{200b}b\\u{feff}c\\u{ad}d\\u{2060}e\\u{3164}f")
+        #expect(TerminalText.escaped("\u{1F469}\u{200D}\u{1F4BB} \u{645}\u{200C}\u{647}") == "\u{1F469}\u{200D}\u{1F4BB} \u{645}\u{200C}\u{647}", "the joiners stay: emoji and scripts need them")
     }
 
     @Test("ignored notifications: the first of a window is logged, the rest summarised once")
