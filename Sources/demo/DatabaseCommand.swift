@@ -43,13 +43,15 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         func run() async throws {
             let directory = DemoSession.localDirectory
-            guard let server = try await LocalServer.running(in: directory) else {
-                return print(output.json ? Output.encode(ServerAction(directory: directory, stopped: false))
-                             : "The local server in \(TerminalText.escaped(directory)) is not running." + (usesDatabaseURL.map { " " + $0 } ?? ""))
+            let running = try await LocalServer.running(in: directory)
+            let target = await DatabaseURLTarget.current(local: running)
+            guard let server = running else {
+                return print(output.json ? Output.encode(ServerAction(directory: directory, stopped: false, target: target))
+                             : "The local server in \(TerminalText.escaped(directory)) is not running." + (target.sentence(stopped: true).map { " " + $0 } ?? ""))
             }
             try await server.stop()
-            print(output.json ? Output.encode(ServerAction(directory: directory, stopped: true))
-                  : "Stopped the local server in \(TerminalText.escaped(directory)). " + (usesDatabaseURL ?? "The next demo command starts it again."))
+            print(output.json ? Output.encode(ServerAction(directory: directory, stopped: true, target: target))
+                  : "Stopped the local server in \(TerminalText.escaped(directory)). " + (target.sentence(stopped: true) ?? "The next demo command starts it again."))
         }
     }
 
@@ -59,6 +61,8 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         func run() async throws {
             let directory = DemoSession.localDirectory
+            let target = await DatabaseURLTarget.current(local: try await LocalServer.running(in: directory))
+            let usesDatabaseURL = target.sentence(stopped: false)
             // Only what the local server made there: other files stay, and so does the directory then.
             let deleted = try await LocalServer.delete(directory: directory)
             guard deleted else {
@@ -66,19 +70,13 @@ struct DatabaseCommand: AsyncParsableCommand {
                 let others = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
                 let next = others.isEmpty ? "The next demo command starts one."
                     : "It holds other files, so no demo command starts one there: set DEMO_DATA_DIRECTORY to a directory of its own, empty or new."
-                return print(output.json ? Output.encode(ServerAction(directory: directory, deleted: false))
+                return print(output.json ? Output.encode(ServerAction(directory: directory, deleted: false, target: target))
                              : "There is no local database in \(TerminalText.escaped(directory)). " + (usesDatabaseURL ?? next))
             }
-            print(output.json ? Output.encode(ServerAction(directory: directory, deleted: true))
+            print(output.json ? Output.encode(ServerAction(directory: directory, deleted: true, target: target))
                   : "Deleted the local database in \(TerminalText.escaped(directory)). " + (usesDatabaseURL ?? "The next demo command starts a fresh one."))
         }
     }
-}
-
-/// With `DATABASE_URL` set, `db stop` and `db reset` still act on the local server, which demo
-/// is not using: they say so, rather than promise what the next command does.
-private var usesDatabaseURL: String? {
-    DemoSession.databaseURL == nil ? nil : "DATABASE_URL is set: demo uses that database, which this leaves alone."
 }
 
 /// What `db status` reports.
@@ -137,6 +135,11 @@ private struct ServerAction: Encodable {
     var directory: String
     var stopped: Bool?
     var deleted: Bool?
-    /// Set: demo uses `DATABASE_URL`'s database, which the command left alone.
-    var databaseURLLeftAlone: Bool? = DemoSession.databaseURL != nil ? true : nil
+    /// Set when `DATABASE_URL` is: whether the command left its database alone (false: it names
+    /// the local server's).
+    var databaseURLLeftAlone: Bool?
+
+    init(directory: String, stopped: Bool? = nil, deleted: Bool? = nil, target: DatabaseURLTarget) {
+        (self.directory, self.stopped, self.deleted, databaseURLLeftAlone) = (directory, stopped, deleted, target.leftAlone)
+    }
 }

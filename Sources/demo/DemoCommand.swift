@@ -72,7 +72,7 @@ struct DemoCommand: AsyncParsableCommand {
             // A negative number reads as an option to the argument parser ("Missing expected
             // argument"): say what is wrong with it instead.
             if let negative = CommandLine.arguments.dropFirst().first(where: isNegativeNumber) {
-                message = "'\(negative)' is not an id: ids are positive numbers, as `demo list` shows"
+                message = "'\(negative)' is not an id: a person's id is a positive number, as `demo list` shows; an address's is its id's start, as `demo show` prints it"
             } else {
                 message = self.message(for: error)
             }

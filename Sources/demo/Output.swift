@@ -56,12 +56,22 @@ enum Output {
         if person.addresses.isEmpty {
             lines.append("  no addresses")
         } else {
-            lines.append(align([["  ADDRESS", "STREET"]] + person.addresses.map { ["  " + shortID($0.id), shown($0.street, limit: 200)] }))
+            let ids = shortIDs(person.addresses.map(\.id))
+            lines.append(align([["  ADDRESS", "STREET"]] + zip(ids, person.addresses).map { ["  " + $0, shown($1.street, limit: 200)] }))
         }
         return lines.joined(separator: "\n")
     }
 
-    static func shortID(_ id: UUID) -> String { String(id.uuidString.lowercased().prefix(8)) }
+    /// The addresses' ids as `show` prints them: their first 8 characters, or as many more as
+    /// tell them apart (another process may have given two the same first 8), enough for
+    /// `remove-address`.
+    static func shortIDs(_ ids: [UUID]) -> [String] {
+        let texts = ids.map { $0.uuidString.lowercased() }
+        let distinct = Set(texts).count
+        var length = 8
+        while length < 36, Set(texts.map { $0.prefix(length) }).count < distinct { length += 1 }
+        return texts.map { String($0.prefix(length)) }
+    }
 
     /// A value from the database, as a terminal may show it: control characters escaped, and
     /// at most `limit` characters. (`--json` prints values exactly.)

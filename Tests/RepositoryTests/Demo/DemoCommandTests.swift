@@ -60,7 +60,7 @@ struct DemoCommandTests {
         }
         #expect(try await demo.run("show", "99").errors == "demo: no person has id 99\n")
         // Read as an option by the argument parser, a negative id is still named as what is wrong.
-        #expect(try await demo.run("show", "-1").errors == "demo: '-1' is not an id: ids are positive numbers, as `demo list` shows\n")
+        #expect(try await demo.run("show", "-1").errors == "demo: '-1' is not an id: a person's id is a positive number, as `demo list` shows; an address's is its id's start, as `demo show` prints it\n")
         let someone = try await demo.json(BookPerson.self, "add", "Someone", "--json")
         let empty = try await demo.run("remove-address", "\(someone.id)", " ")
         #expect(empty.status != 0 && empty.errors.hasPrefix("demo: the address id must not be empty"), "\(empty.errors)")
@@ -117,6 +117,38 @@ struct DemoCommandTests {
             struct Action: Decodable { var databaseURLLeftAlone: Bool? }
             #expect(try await beside.json(Action.self, "db", command, "--json").databaseURLLeftAlone == true)
         }
+    }
+
+    @Test("show prints addresses whose ids share their first 8 characters with as many more as tell them apart, and remove-address takes what it prints (a stranger's run got two alike)")
+    func addressIDsAlike() async throws {
+        let ada = try await demo.json(BookPerson.self, "add", "Ada", "--json")
+        try await database.query("""
+            INSERT INTO addresses (id, person_id, position, street) VALUES
+            ('abcdef01-0000-4000-8000-000000000001', $1, 1, 'One'), ('abcdef01-0000-4000-8000-000000000002', $1, 2, 'Two')
+            """, [Int64(ada.id)])
+        let shown = try await demo.run("show", "\(ada.id)")
+        let ids = shown.output.split(separator: "\n").compactMap { line in line.split(separator: " ").first.map(String.init) }.filter { $0.hasPrefix("abcdef01") }
+        #expect(ids == ["abcdef01-0000-4000-8000-000000000001", "abcdef01-0000-4000-8000-000000000002"], "\(shown.output)")
+        let removed = try await demo.json(BookPerson.self, "remove-address", "\(ada.id)", ids[1], "--json")
+        #expect(removed.addresses.map(\.street) == ["One"])
+        #expect(try await demo.run("show", "\(ada.id)").output.contains("abcdef01 "))
+    }
+
+    @Test("with DATABASE_URL naming the local server itself (as db url prints it), db stop and db reset say that they stop and delete its database, not that they leave it alone (a stranger's run lost a book so)")
+    func databaseURLOfTheLocalServer() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/demo-\(UInt32.random(in: 0...UInt32.max))"
+        let local = DemoProcess(environment: ["DEMO_DATA_DIRECTORY": directory])
+        struct URL: Decodable { var url: String }
+        struct Action: Decodable { var databaseURLLeftAlone: Bool? }
+        for command in ["stop", "reset"] {
+            let url = try await local.json(URL.self, "db", "url", "--json").url  // starts the local server
+            let same = DemoProcess(environment: ["DEMO_DATA_DIRECTORY": directory, "DATABASE_URL": url])
+            let run = try await same.run("db", command)
+            #expect(run.status == 0 && run.output.contains("DATABASE_URL name") && !run.output.contains("leaves alone"), "\(run.output)\(run.errors)")
+            _ = try await local.json(URL.self, "db", "url", "--json")
+            #expect(try await same.json(Action.self, "db", command, "--json").databaseURLLeftAlone == false)
+        }
+        // The last reset deleted what the local server made there.
     }
 
     @Test("watch receives a rename made by another process, and a psql UPDATE, then exits cleanly on Ctrl-C")
