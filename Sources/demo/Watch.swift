@@ -45,7 +45,7 @@ struct Watch: AsyncParsableCommand {
         // Outages and failed re-reads go to standard error, so the view never lies silently.
         let errors = Task { [repository = session.book.repository] in
             for await error in repository.errors {
-                FileHandle.standardError.write(Data("demo: \(TerminalText.escaped(DemoCommand.redactor.redact("\(error)")))\n".utf8))
+                screen.notice("demo: \(TerminalText.escaped(DemoCommand.redactor.redact("\(error)")))")
             }
         }
         defer { errors.cancel() }
@@ -90,6 +90,15 @@ final class Screen: Sendable {
         } else {
             write(text + "\n" + footer + "\n\n")
         }
+    }
+
+    /// `line` on standard error — on a line of its own: on a terminal the view's last line
+    /// (its footer) has no line break, and the notice would be glued to it.
+    func notice(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if isTerminal, !json { FileHandle.standardOutput.write(Data("\n".utf8)) }
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
     private func write(_ text: String) {
