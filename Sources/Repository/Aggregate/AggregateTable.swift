@@ -24,8 +24,21 @@ struct AggregateTable<A: Aggregate>: Sendable {
         }
     }
 
-    /// The same, through `query` (the change feed's connection, on its own thread).
+    /// The same, through `query` (the change feed's connection, on its own thread): in its own
+    /// transaction, run again while a statement prepared before a schema change fails it (each
+    /// failure forgets that statement: the roots', then the children's, so this ends).
     func fetch(_ ids: [A.ID], using query: FeedQuery) throws -> [Committed<AggregateContent<A>>] {
+        var attempts = 0
+        while true {
+            do {
+                return try fetchInTransaction(ids, using: query)
+            } catch let error as PostgresError where PreparedStatements.isStale(error) && attempts < 4 {
+                attempts += 1
+            }
+        }
+    }
+
+    private func fetchInTransaction(_ ids: [A.ID], using query: FeedQuery) throws -> [Committed<AggregateContent<A>>] {
         _ = try query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", [])
         do {
             let roots = try root.fetch(ids, using: query)

@@ -98,10 +98,13 @@ final class FeedConnection {
         let name = try preparedName(sql, deadline: deadline)
         do {
             return try execute(name)
-        } catch let error as PostgresError where PreparedStatements.isStale(error) && PQtransactionStatus(pg) == PQTRANS_IDLE {
+        } catch let error as PostgresError where PreparedStatements.isStale(error) {
             // The table changed under the statement (`SELECT *` after ALTER TABLE … ADD COLUMN):
-            // prepared again, once, as the pool's connections do. Nothing was applied.
+            // prepared again, once, as the pool's connections do. Nothing was applied. In a
+            // transaction, which has failed, it is forgotten (its name stays allocated), and
+            // prepared anew when its caller runs the transaction again.
             prepared[sql] = nil
+            guard PQtransactionStatus(pg) == PQTRANS_IDLE else { throw error }
             _ = try? run("DEALLOCATE \(name)", deadline: deadline) { PQsendQuery($0, "DEALLOCATE \(name)") }
             return try execute(try preparedName(sql, deadline: deadline))
         }

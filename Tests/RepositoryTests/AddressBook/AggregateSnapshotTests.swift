@@ -36,4 +36,20 @@ struct AggregateSnapshotTests {
         _ = await writing.result
         #expect(torn.isEmpty, "\(torn.count) of 150 reads torn: \(torn.prefix(3))")
     }
+
+    @Test("after a column is added to both tables, a live person still follows another process's changes: a statement prepared before it is prepared anew in the read's transaction (a review found the feed's reads failing for good)")
+    func columnAdded() async throws {
+        let database = try await makeAddressBookDatabase()
+        let book = AddressBook(database)
+        defer { book.close() }
+        let ada = try await book.addPerson(name: "Ada", streets: ["One"])
+        let id = ada.value.id
+        try await psql("UPDATE addresses SET street = 'Two' WHERE person_id = \(id)", database: database)
+        #expect(try await eventually { ada.value.addresses.map(\.street) == ["Two"] })
+        try await psql("ALTER TABLE addresses ADD COLUMN note text; ALTER TABLE people ADD COLUMN nickname text", database: database)
+        try await psql("UPDATE addresses SET street = 'Three' WHERE person_id = \(id)", database: database)
+        #expect(try await eventually { ada.value.addresses.map(\.street) == ["Three"] }, "\(ada.value.addresses.map(\.street))")
+        try await psql("UPDATE people SET name = 'Ada L' WHERE id = \(id)", database: database)
+        #expect(try await eventually { ada.value.name == "Ada L" })
+    }
 }
