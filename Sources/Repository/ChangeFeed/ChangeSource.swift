@@ -8,7 +8,7 @@ public enum ChangeSource: Sendable, Hashable {
     /// statement's changed keys. The default: it needs nothing of the server's configuration.
     case notifications(channel: String = ChangeFeed.defaultChannel)
     /// PostgreSQL's logical replication: a slot decoding, with `pgoutput`, the tables of
-    /// `publication` (``LiveSchema/publish(_:on:publication:)`` adds a table; no triggers).
+    /// `publication` (``LiveSchema/publish(_:on:publication:)`` adds a table; no triggers on its writes).
     /// Needs `wal_level = logical` (``LocalServer`` sets it) and a role with the `REPLICATION`
     /// attribute; the publication is made, empty, when there is none.
     ///

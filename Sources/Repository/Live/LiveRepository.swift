@@ -123,7 +123,7 @@ public final class LiveRepository: Sendable {
     /// as with ``init(_:conflictPolicy:channel:logger:metricsFactory:)``.
     ///
     /// ```swift
-    /// try await LiveSchema.publish("members", on: database)   // no triggers
+    /// try await LiveSchema.publish("members", on: database)   // no triggers on writes
     /// let repository = LiveRepository(database, changes: .logicalReplication)
     /// ```
     public init(_ database: Database, conflictPolicy: ConflictPolicy = .databaseWins, changes source: ChangeSource,

@@ -1,14 +1,15 @@
 extension LiveSchema {
     /// Adds `table` to `publication` — made, empty, if there is none — for repositories that
     /// follow changes by logical replication (``ChangeSource/logicalReplication(publication:abandonAfter:)``).
-    /// Nothing is installed on the table: no triggers, no cost on its writes. `table` is spelled
+    /// Nothing is installed on the table's writes: no triggers there, no cost. `table` is spelled
     /// as SQL spells it. Idempotent; processes doing it at once are fine; a publication `FOR ALL
     /// TABLES` publishes it already. A partitioned table is
     /// published as its root (the publication's `publish_via_partition_root` is set, also on a
     /// publication made elsewhere); since `pgoutput` then leaves out a `TRUNCATE` of one of its
     /// partitions, each partition gets a trigger on `TRUNCATE` alone, which says so in the
     /// stream (a function in the `live` schema, made if need be): publish the table again after
-    /// adding partitions.
+    /// adding partitions. A role that may not make them (no `CREATE` on the database or on the
+    /// `live` schema, not the partitions' owner) publishes the table without them.
     ///
     /// The table must have a primary key: a published table's UPDATEs and DELETEs fail without
     /// one (its replica identity). To do the same in a migration:
