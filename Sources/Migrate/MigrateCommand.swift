@@ -35,7 +35,7 @@ struct MigrateCommand: AsyncParsableCommand {
         do {
             try ArgumentEncoding.refuseInvalidUTF8()
             var command = try parseAsRoot(try LeadingOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst()),
-                                                                                commands: Set(configuration.subcommands.map { $0._commandName })))
+                                                                                commands: Set(configuration.subcommands.map { $0._commandName } + ["help"])))
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
             } else {

@@ -8,31 +8,27 @@ enum DatabaseURLTarget {
     case none
     case elsewhere
     case localServer
+    /// The local server is not running and `DATABASE_URL`'s server did not answer: it may be it.
+    case unknown
 
     /// Where `DATABASE_URL` leads, asked before `server` (the local one, if running) is touched:
-    /// the local server when the backend serving the URL is a child of that server's postmaster.
+    /// the local server when both answer as one server — the cluster's system identifier and
+    /// the postmaster's start time, which any role may read, on any platform.
     static func current(local server: LocalServer?) async -> DatabaseURLTarget {
-        guard DemoSession.databaseURL != nil else { return .none }
-        guard let postmaster = server?.processID else { return .elsewhere }
-        do {
-            var configuration = try ConnectionConfiguration.environment()
-            configuration.connectTimeout = 3  // a server that does not answer is not the local one
-            let database = Database(configuration, maximumConnections: 1)
-            defer { database.close() }
-            let backend = try await database.query("SELECT pg_backend_pid()")[0].decode(Int32.self, at: 0)
-            return parent(of: backend) == postmaster ? .localServer : .elsewhere
-        } catch {
-            return .elsewhere
-        }
+        guard DemoSession.databaseURL != nil, var url = try? ConnectionConfiguration.environment() else { return .none }
+        url.connectTimeout = 3  // a server that does not answer is not the running local one
+        let theirs = await identity(url)
+        guard let server else { return theirs == nil ? .unknown : .elsewhere }
+        guard let theirs, let ours = await identity(server.configuration) else { return .elsewhere }
+        return theirs == ours ? .localServer : .elsewhere
     }
 
-    /// The parent of process `pid` on this machine, from `/proc` (nil where there is none).
-    private static func parent(of pid: Int32) -> Int32? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        // pid (comm) state ppid …: comm may hold spaces and parentheses, so after its last ")".
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        return fields.count > 1 ? Int32(fields[1]) : nil
+    /// The server's cluster and start, or nil when it cannot be asked.
+    private static func identity(_ configuration: ConnectionConfiguration) async -> String? {
+        let database = Database(configuration, maximumConnections: 1)
+        defer { database.close() }
+        return try? await database.query("SELECT system_identifier::text || ' ' || pg_postmaster_start_time()::text FROM pg_control_system()")[0]
+            .decode(String.self, at: 0)
     }
 
     /// What `db stop` or `db reset` says after acting, beside its own sentence (nil: nothing).
@@ -43,13 +39,14 @@ enum DatabaseURLTarget {
         case .localServer: stopped
             ? "DATABASE_URL names this local server: with it set, demo commands fail until a demo command without it starts the server again."
             : "DATABASE_URL named this local server's database, which is deleted with it."
+        case .unknown: "DATABASE_URL is set, and its server did not answer: if it names this local server, this \(stopped ? "left it stopped" : "deleted its database too")."
         }
     }
 
-    /// For `--json`: whether the command left `DATABASE_URL`'s database alone (nil: not set).
+    /// For `--json`: whether the command left `DATABASE_URL`'s database alone (nil: not set, or not known).
     var leftAlone: Bool? {
         switch self {
-        case .none: nil
+        case .none, .unknown: nil
         case .elsewhere: true
         case .localServer: false
         }

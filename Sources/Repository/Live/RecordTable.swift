@@ -77,7 +77,7 @@ struct RecordTable<R: Record>: Sendable {
         }
         RecordKeyColumns.record(key.columns, for: R.self)
         let json = jsonColumns(try row.decode([String].self, at: 7))
-        RecordJSONBColumns.record(Set(json.filter { $0.value == "jsonb" }.keys), for: R.self)
+        RecordJSONBColumns.record(Set(json.filter { $0.value == "jsonb" || $0.value == "jsonb[]" }.keys), for: R.self)
         let rewrites = StoredRewrites(columns: Set(try row.decode([String].self, at: 4)), wholeRow: try row.decode(Bool.self, at: 5))
         return RecordTable(database: database, reads: reads, schema: schema, name: name, key: key,
                            touchColumn: try row.decode(String?.self, at: 3), rewrites: rewrites, streamColumns: try row.decode([String]?.self, at: 6),

@@ -35,10 +35,8 @@ extension LocalServer {
         guard FileManager.default.fileExists(atPath: path) else { return false }
         // Nothing a local server makes is there (a server's own `data` directory, named by
         // mistake): no lock either, whose file beside it would be a foreign file where it is.
-        guard ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains(where: isOwnEntry) else {
-            rmdir(path)  // an empty directory only
-            return false
-        }
+        // (Left as it is: a start holding the lock may have just made it, empty.)
+        guard ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains(where: isOwnEntry) else { return false }
         let lock = try await StartLock.acquire(for: path)
         defer { withExtendedLifetime(lock) {} }
         var deleted = false

@@ -63,12 +63,13 @@ struct MigrationHistory {
         return (try row.decode(String?.self, at: 0), try row.decode(String.self, at: 1))
     }
 
-    /// The advisory lock's two keys: "migr", and a stable number for the table the runs will
-    /// use — the table the name finds, named with its schema (see ``resolution()``) —, so that
-    /// `hs` and `public.hs` take one lock, and so do two runs whose `search_path`s differ but
-    /// find the same table (a role with a schema of its own name first, and `postgres`).
-    private static func lockKeys(_ resolution: (schema: String?, name: String)) -> (Int32, Int32) {
-        let digest = SHA256.hex(((resolution.schema ?? "") + "." + resolution.name).utf8)
+    /// The advisory lock's two keys: "migr", and a stable number for the table's own name,
+    /// whatever its schema — so that runs take one lock whichever history table of that name
+    /// their `search_path` finds, or would make (roles whose `search_path` leads with a schema
+    /// of their own, each run on a fresh database, would otherwise lock apart and both apply
+    /// every migration). Histories of one name in two schemas are serialized too: harmless.
+    private static func lockKeys(name: String) -> (Int32, Int32) {
+        let digest = SHA256.hex(("." + name).utf8)
         return (0x6D69_6772, Int32(UInt32(digest.prefix(8), radix: 16)! & 0x7FFF_FFFF))
     }
 
@@ -134,21 +135,14 @@ struct MigrationHistory {
         try await connection.query("DELETE FROM \(quotedTable) WHERE version = $1", [version])
     }
 
-    /// Takes the session lock that serializes migration runs on the table the name finds,
+    /// Takes the session lock that serializes migration runs on history tables of this name,
     /// waiting up to `timeout`; returns its keys, for ``unlock(_:)`` (a migration may change the
-    /// `search_path` meanwhile), and this history named by that table's schema. The name is
-    /// resolved again under the lock: another run may have created a table it now finds.
+    /// `search_path` meanwhile), and this history named by its table's schema, resolved once
+    /// the lock is held (another run may have made the table meanwhile).
     func lock(timeout: Duration) async throws -> (keys: (Int32, Int32), history: MigrationHistory) {
-        let deadline = ContinuousClock.now + timeout
-        var resolution = try await resolution()
-        while true {
-            let keys = Self.lockKeys(resolution)
-            try await acquire(keys, until: deadline, timeout: timeout)
-            let now = try await self.resolution()
-            if now == resolution { return (keys, resolved(as: now)) }
-            try await unlock(keys)
-            resolution = now
-        }
+        let keys = Self.lockKeys(name: try await resolution().name)
+        try await acquire(keys, until: ContinuousClock.now + timeout, timeout: timeout)
+        return (keys, resolved(as: try await resolution()))
     }
 
     private func acquire(_ keys: (Int32, Int32), until deadline: ContinuousClock.Instant, timeout: Duration) async throws {

@@ -93,7 +93,8 @@ extension Migrator {
     /// Locks `table` against every other session for the rest of the transaction, waiting up to
     /// the lock timeout for a run of its tool that is writing it.
     private func lockForeignTable(_ table: String, _ tool: MigrationTool, on connection: Connection) async throws {
-        let milliseconds = max(1, lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000)
+        // In milliseconds, at most what the setting holds (about 24 days); 0 would wait for ever.
+        let milliseconds = Int64(min(Double(Int32.max), max(1, (lockTimeout / .milliseconds(1)).rounded(.up))))
         try await connection.execute(script: "SET LOCAL lock_timeout = \(milliseconds)")
         do {
             try await connection.execute(script: "LOCK TABLE \(SQLIdentifier.quoted(qualified: table)) IN ACCESS EXCLUSIVE MODE")

@@ -159,7 +159,7 @@ extension Connection {
     /// is what went wrong — the connection lost — rather than libpq's word that it closed.
     func abandonPipeline(_ connection: LibpqConnection, _ sql: String, answered outcome: Result<QueryResult, PostgresError>?) -> PostgresError {
         let abandoned = abandonPipeline(connection, sql)
-        guard case .failure(var error)? = outcome, error.sqlState != nil else { return abandoned }
+        guard case .failure(var error)? = outcome, error.sqlState != nil, error.severity == "FATAL" else { return abandoned }
         error.kind = .connectionLost
         return error
     }
