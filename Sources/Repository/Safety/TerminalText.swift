@@ -4,10 +4,10 @@
 /// how the rest of a line reads: U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C), the
 /// line and paragraph separators (U+2028, U+2029, which some terminals and editors break a line
 /// at), the invisible tag characters (U+E0000–U+E007F, which can carry hidden text) and the
-/// characters that show as nothing where they stand — zero-width space U+200B, word joiner and
-/// invisible operators U+2060–U+2064, U+FEFF, the soft hyphen U+00AD, U+180E, the combining
-/// grapheme joiner U+034F, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, U+17B4, U+17B5 and
-/// U+1D173–U+1D17A, with which two names that look alike can differ — are shown as escapes, and
+/// characters that show as nothing where they stand — every format character (zero-width space
+/// U+200B, the word joiner and invisible operators, U+FEFF, the soft hyphen U+00AD…), the
+/// combining grapheme joiner U+034F, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0 and
+/// U+17B4, U+17B5, with which two names that look alike can differ — are shown as escapes, and
 /// the length is capped. The joiners U+200C and U+200D stay: scripts and emoji need them.
 ///
 /// ```swift
@@ -60,8 +60,10 @@ public enum TerminalText {
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0..<0x20, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C, 0x2028, 0x2029, 0xE0000...0xE007F: true
-        case 0x200B, 0x2060...0x2064, 0xFEFF, 0xAD, 0x180E, 0x34F, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x17B4, 0x17B5, 0x1D173...0x1D17A: true
-        default: false
+        case 0x20..<0xAD: false  // printable ASCII and Latin-1, without a look at the tables
+        case 0x200C, 0x200D: false  // the joiners: scripts and emoji need them
+        case 0x34F, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x17B4, 0x17B5: true  // invisible, though not format characters
+        default: scalar.properties.generalCategory == .format  // zero-width space, U+FEFF, soft hyphen, word joiner…
         }
     }
 }
