@@ -33,6 +33,8 @@ enum LeadingOptions {
         }
         guard !leading.isEmpty else { return arguments }
         var rest = Array(arguments[index...])
+        // `help` takes none of them: it shows the command after it.
+        if rest.first == "help" { return rest }
         if let command = rest.first, !command.hasPrefix("-"), !commands.contains(command) {
             throw MigrateFailure("unknown command '\(TerminalText.escaped(command, limit: 80))'; the commands are \(commands.sorted().joined(separator: ", "))")
         }

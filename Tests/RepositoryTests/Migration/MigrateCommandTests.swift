@@ -68,6 +68,9 @@ struct MigrateCommandTests {
         // A misspelt command behind them is named as one, not the options as unknown (a stranger's run).
         let misspelt = try await migrate("--database-url", databaseURL, "statsu")
         #expect(misspelt.status != 0 && misspelt.output.contains("unknown command 'statsu'") && !misspelt.output.contains("Unknown option"), "\(misspelt.output)")
+        // help shows the command after it, whatever came before it.
+        let help = try await migrate("--dir", directory.path, "help", "up")
+        #expect(help.status == 0 && help.output.contains("USAGE: migrate up"), "\(help.output)")
         // An option that is not shared still belongs after its command, and says so.
         let misplaced = try await migrate("--fail-if-pending", "status")
         #expect(misplaced.status != 0 && misplaced.output.contains("--fail-if-pending"))
