@@ -20,7 +20,7 @@ struct MigrationHistory {
 
     let table: String
     let connection: Connection
-    /// The table named with its schema as the server resolved it (see ``resolvingSchema()``).
+    /// The table named with its schema as the server resolved it (see ``lock(timeout:)``).
     private var resolved: String?
 
     /// The history `table` (`name` or `schema.name`) on `connection`.
@@ -39,12 +39,8 @@ struct MigrationHistory {
     /// `search_path` (a `pg_dump` file sets it to `''`) does not move the history away.
     var quotedTable: String { resolved ?? SQLIdentifier.quoted(qualified: table) }
 
-    /// This history with its table named by schema: the table the name finds now (or, if there
-    /// is none, where `CREATE TABLE` would put it) — kept when the `search_path` has no schema.
-    func resolvingSchema() async throws -> MigrationHistory {
-        resolved(as: try await resolution())
-    }
-
+    /// This history with its table named by `resolution`'s schema — kept when the
+    /// `search_path` has none.
     private func resolved(as resolution: (schema: String?, name: String)) -> MigrationHistory {
         guard let schema = resolution.schema else { return self }
         var history = self
@@ -141,12 +137,8 @@ struct MigrationHistory {
     /// the lock is held (another run may have made the table meanwhile).
     func lock(timeout: Duration) async throws -> (keys: (Int32, Int32), history: MigrationHistory) {
         let keys = Self.lockKeys(name: try await resolution().name)
-        try await acquire(keys, until: ContinuousClock.now + timeout, timeout: timeout)
-        return (keys, resolved(as: try await resolution()))
-    }
-
-    private func acquire(_ keys: (Int32, Int32), until deadline: ContinuousClock.Instant, timeout: Duration) async throws {
         let (classKey, objectKey) = keys
+        let deadline = ContinuousClock.now + timeout
         while try await !connection.query("SELECT pg_try_advisory_lock($1::int, $2::int)", [classKey, objectKey])[0].decode(Bool.self, at: 0) {
             guard ContinuousClock.now < deadline else {
                 let holder = try await connection.query(
@@ -159,6 +151,7 @@ struct MigrationHistory {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
+        return (keys, resolved(as: try await resolution()))
     }
 
     func unlock(_ keys: (Int32, Int32)) async throws {
