@@ -10,6 +10,12 @@ extension LiveSchema {
     /// scalar, several as a JSON array — so no column name is assumed. The trigger function is
     /// made per key shape with the key inlined (`live.announcement_function`), so its plans are
     /// cached like any PL/pgSQL function's.
+    ///
+    /// Every function runs with `search_path = pg_catalog, pg_temp`: the triggers run as
+    /// whoever writes, so a function or operator by the same name in a schema on the writer's
+    /// `search_path` (one a less trusted role may create in) would otherwise be called in their
+    /// place, as the writer — PostgreSQL picks a closer match in any schema on the path over a
+    /// built-in one, such as `to_json(bigint)` over `to_json(anyelement)`.
     static let installSQL = #"""
         CREATE SCHEMA IF NOT EXISTS live;
         CREATE TABLE IF NOT EXISTS live.schema_version (
@@ -22,7 +28,7 @@ extension LiveSchema {
         -- most ~7,000 bytes of keys, under PostgreSQL's 8,000-byte limit; each still to be
         -- closed with "}".
         CREATE OR REPLACE FUNCTION live.announcement_parts(target text, op text, version text, at text, keys text[], longest integer)
-        RETURNS text[] LANGUAGE plpgsql AS $$
+        RETURNS text[] LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
         DECLARE
             per integer := greatest(1, 7000 / (coalesce(longest, 0) + 1));  -- keys per notification
             parts text[] := '{}';
@@ -38,13 +44,13 @@ extension LiveSchema {
         -- The table announcements name: the trigger's argument (a partition's partitioned
         -- table), or the trigger's own table.
         CREATE OR REPLACE FUNCTION live.announced_table(argument text, schema name, name name) RETURNS text
-        LANGUAGE sql IMMUTABLE AS $$ SELECT to_json(coalesce(argument, schema || '.' || name))::text $$;
+        LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$ SELECT to_json(coalesce(argument, schema || '.' || name))::text $$;
 
         -- The SQL expression of a table's key as a JSON text: `to_json(k)::text` for one
         -- column, `json_build_array(a, b)::text` for several. Refuses a table without a
         -- primary key, and key types announcements cannot carry.
         CREATE OR REPLACE FUNCTION live.key_expression(target regclass) RETURNS text
-        LANGUAGE plpgsql STABLE AS $$
+        LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
         DECLARE
             columns text[];
             bad text;
@@ -79,12 +85,13 @@ extension LiveSchema {
         -- statement. Its argument is the table to name. Made again on every enable, so an
         -- upgrade of the library updates it.
         CREATE OR REPLACE FUNCTION live.announcement_function(keyexpr text) RETURNS text
-        LANGUAGE plpgsql AS $$
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
         DECLARE
             name text := 'announce_' || substr(md5(keyexpr), 1, 16);
         BEGIN
             EXECUTE format($template$
-                CREATE OR REPLACE FUNCTION live.%1$I() RETURNS trigger LANGUAGE plpgsql AS $body$
+                CREATE OR REPLACE FUNCTION live.%1$I() RETURNS trigger LANGUAGE plpgsql
+                SET search_path = pg_catalog, pg_temp AS $body$
                 DECLARE
                     first boolean := coalesce(current_setting('live.announced', true), '') = '';
                     target text := live.announced_table(TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME);
@@ -129,7 +136,7 @@ extension LiveSchema {
         $$;
 
         CREATE OR REPLACE FUNCTION live.announce_truncate() RETURNS trigger
-        LANGUAGE plpgsql AS $$
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
         BEGIN
             PERFORM pg_notify('live_changes', '{"table":' || live.announced_table(TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME) || ',"op":"truncate"}');
             RETURN NULL;
@@ -139,7 +146,7 @@ extension LiveSchema {
         -- Announces every change of `target` and, if it is partitioned, of every partition below
         -- it, each naming `target`. Run it again after adding partitions. Idempotent.
         CREATE OR REPLACE FUNCTION live.enable_change_notifications(target regclass) RETURNS void
-        LANGUAGE plpgsql AS $$
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
         DECLARE
             announced text := (SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = target);
             announce text;
@@ -173,7 +180,7 @@ extension LiveSchema {
 
         -- Stops announcing `target`'s changes (and its partitions').
         CREATE OR REPLACE FUNCTION live.disable_change_notifications(target regclass) RETURNS void
-        LANGUAGE plpgsql AS $$
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
         DECLARE
             member regclass;
         BEGIN

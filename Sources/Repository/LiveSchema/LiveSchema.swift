@@ -20,8 +20,9 @@
 /// are announced by key, and a key must stay under 7,000 bytes as JSON (a longer one makes the
 /// statement fail with an error saying so, rather than go unannounced).
 public enum LiveSchema {
-    /// The schema version this library installs.
-    public static let version = 1
+    /// The schema version this library installs: 2 fixes every function's `search_path`
+    /// (version 1's ran with the caller's); its announcements are version 1's.
+    public static let version = 2
 
     /// The advisory lock that serializes installs ("live" in ASCII, then the schema's number).
     static let lockKey: Int64 = 0x6C69_7665_0000_0001
