@@ -102,11 +102,12 @@ struct AggregateTable<A: Aggregate>: Sendable {
     func write(_ changes: AggregateChanges<A>, of edited: A, base: Committed<AggregateContent<A>>, on connection: Connection) async throws {
         if !changes.rootProperties.isEmpty || changes.isStructural {
             // A structural change writes the root row too (a new xmin), so concurrent structural edits conflict.
-            let (sql, parameters) = try root.updateStatement(edited.root, id: base.value.root.id, properties: changes.rootProperties, expectedVersion: base.version.root)
+            let (sql, parameters) = try root.updateStatement(edited.root, base: base.value.root, id: base.value.root.id, properties: changes.rootProperties, expectedVersion: base.version.root)
             guard try RecordTable<A.Root>.decode(await connection.query(sql, values: parameters)).count == 1 else { throw VersionConflict() }
         }
+        let baseChildren = changes.updated.isEmpty ? [:] : Dictionary(base.value.children.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for (edited, properties) in changes.updated {
-            let (sql, parameters) = try child.updateStatement(edited, id: edited.id, properties: properties, expectedVersion: base.version.children[edited.id] ?? 0)
+            let (sql, parameters) = try child.updateStatement(edited, base: baseChildren[edited.id], id: edited.id, properties: properties, expectedVersion: base.version.children[edited.id] ?? 0)
             guard try RecordTable<A.Child>.decode(await connection.query(sql, values: parameters)).count == 1 else { throw VersionConflict() }
         }
         let parentID = edited.id.sqlValue

@@ -38,7 +38,7 @@ extension RecordTable {
     /// ``StoredRewrites``) — in a transaction that commits only once the row it returns decodes.
     @usableFromInline func write(_ write: SyncState<RecordContent<R>>.Write, id: R.ID) async throws -> WriteOutcome<RecordContent<R>> {
         guard !write.fields.isEmpty else { return .unchanged }
-        let (sql, parameters) = try updateStatement(write.snapshot, id: id, properties: write.fields, expectedVersion: write.base.version)
+        let (sql, parameters) = try updateStatement(write.snapshot, base: write.base.value, id: id, properties: write.fields, expectedVersion: write.base.version)
         if try mayStoreOtherwise(write) {
             let row = try await database.transactionPreparingAnew { connection in
                 try Self.decode(await connection.query(sql, values: parameters)).first

@@ -120,32 +120,6 @@ struct RecordTable<R: Record>: Sendable {
         }
     }
 
-    /// The conditional `UPDATE … RETURNING *` of a write (see ``write(_:id:)``).
-    /// With no properties it sets ``touchColumn`` to itself: the row gets a new version all the same.
-    func updateStatement(_ value: R, id: R.ID, properties: Set<String>, expectedVersion version: Int64) throws -> (String, [SQLValue]) {
-        let encoded = try RecordColumns(value)
-        let columns = encoded.values.filter { properties.contains($0.property) }
-        let keyValues = try key.values(of: id)
-        let shape = UpdateStatements.Shape(columns: columns.map(\.column), emptyArrays: columns.map { encoded.emptyArrays.contains($0.column) })
-        let sql = try updates.sql(for: shape) { try update(shape, firstValue: keyValues.count + 2) }
-        return (sql, keyValues + [.text(String(version))] + columns.map(\.value))
-    }
-
-    /// The text of an `UPDATE` of `shape`'s columns, whose values are parameters from `firstValue` on.
-    private func update(_ shape: UpdateStatements.Shape, firstValue first: Int) throws -> String {
-        var assignments = shape.columns.indices.map {
-            "\(SQLIdentifier.quoted(shape.columns[$0])) = \(parameter($0 + first, for: shape.columns[$0], emptyArray: shape.emptyArrays[$0]))"
-        }
-        if assignments.isEmpty {
-            guard let touchColumn else {
-                throw PostgresError(.invalidStatement, "\(shownName) has no column a write may set to itself (all are generated or identity columns)")
-            }
-            assignments = ["\(SQLIdentifier.quoted(touchColumn)) = \(SQLIdentifier.quoted(touchColumn))"]
-        }
-        return "UPDATE \(quoted) SET \(assignments.joined(separator: ", ")) "
-            + "WHERE \(key.equals(parameter: 1)) AND \(RowVersion.isAt(parameter: first - 1)) RETURNING \(RowVersion.rowAndVersion)"
-    }
-
     /// Every row as a record and its version; the columns are looked up once for all rows.
     /// A column that does not decode names the record type and its table.
     @usableFromInline static func decode(_ result: QueryResult) throws -> [(record: R, version: Int64)] {

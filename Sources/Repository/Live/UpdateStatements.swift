@@ -1,20 +1,27 @@
 /// The `UPDATE` statements of one table's writes, by the columns they set: a write's SQL text is
 /// built once per set of columns, not once per write.
 final class UpdateStatements: Sendable {
-    /// What a write's statement depends on beyond its table: the columns it sets, in order, and
-    /// which of them are given an empty array of structs (sent as `{}`). Names are compared by
+    /// What a write's statement depends on beyond its table: the columns it sets, in order,
+    /// which of them are given an empty array of structs (sent as `{}`), and which are written
+    /// as a ``JSONBPatch``. Names are compared by
     /// their bytes, as PostgreSQL compares identifiers (`String`'s `==` takes a precomposed `é`
     /// for `e` and a combining accent: two columns to the server).
     struct Shape: Hashable {
         let columns: [String]
         let emptyArrays: [Bool]
+        let patched: [Bool]
+
+        init(columns: [String], emptyArrays: [Bool], patched: [Bool]? = nil) {
+            (self.columns, self.emptyArrays, self.patched) = (columns, emptyArrays, patched ?? columns.map { _ in false })
+        }
 
         static func == (lhs: Shape, rhs: Shape) -> Bool {
-            lhs.emptyArrays == rhs.emptyArrays && lhs.columns.elementsEqual(rhs.columns, by: SQLIdentifier.sameBytes)
+            lhs.emptyArrays == rhs.emptyArrays && lhs.patched == rhs.patched && lhs.columns.elementsEqual(rhs.columns, by: SQLIdentifier.sameBytes)
         }
 
         func hash(into hasher: inout Hasher) {
             hasher.combine(emptyArrays)
+            hasher.combine(patched)
             for column in columns {
                 hasher.combine(column.utf8.count)
                 for byte in column.utf8 { hasher.combine(byte) }
