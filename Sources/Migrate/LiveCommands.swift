@@ -21,6 +21,12 @@ struct Live: AsyncParsableCommand {
             let installed = try await LiveSchema.install(on: pool)
             StandardOutput.line(installed ? "Installed live schema version \(LiveSchema.version)."
                                            : "The live schema is up to date (version \(try await LiveSchema.installedVersion(on: pool) ?? LiveSchema.version)).")
+            let left = try await LiveSchema.unpinnedFunctions(on: pool)
+            if !left.isEmpty {
+                StandardOutput.line("warning: \(left.count) function(s) of the live schema made by another role still run with their caller's search_path "
+                                    + "(\(TerminalText.escaped(left.joined(separator: ", "), limit: 300))): run `migrate live install` as their owner or a superuser",
+                                    to: STDERR_FILENO)
+            }
         }
     }
 

@@ -34,7 +34,8 @@ extension LiveSchema {
     static func streamPartitionTruncates(of table: String, on database: Database) async throws -> Bool {
         do {
             try await database.transaction { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock($1)", [lockKey])
+                let oid = try await oidPinningSearchPath(of: table, connection).oid
+                try await connection.query("SELECT pg_advisory_xact_lock($1::int8)", [lockKey])
                 let present = try await connection.query("""
                     SELECT to_regnamespace('live') IS NOT NULL,
                            EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regprocedure('live.stream_partition_truncate()') AND prosrc LIKE '%pg_partition_ancestors%')
@@ -42,9 +43,9 @@ extension LiveSchema {
                 if try !present.decode(Bool.self, at: 0) { try await connection.execute(script: "CREATE SCHEMA IF NOT EXISTS live") }
                 if try !present.decode(Bool.self, at: 1) { try await connection.execute(script: partitionTruncateFunction) }
                 let missing = try await connection.query("""
-                    SELECT p.relid::regclass::text FROM pg_partition_tree($1::regclass) AS p
-                    WHERE p.relid <> $1::regclass AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p.relid AND t.tgname = 'live_stream_truncate')
-                    """, [table])
+                    SELECT p.relid::regclass::text FROM pg_partition_tree($1::int8::oid::regclass) AS p
+                    WHERE p.relid <> $1::int8::oid::regclass AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p.relid AND t.tgname = 'live_stream_truncate')
+                    """, [oid])
                 for row in missing {
                     let partition = try row.decode(String.self, at: 0)  // the server's spelling, quoted as needed
                     try await connection.execute(script: "CREATE TRIGGER live_stream_truncate AFTER TRUNCATE ON \(partition) FOR EACH STATEMENT EXECUTE FUNCTION live.stream_partition_truncate()")

@@ -21,26 +21,29 @@ extension LiveSchema {
     ///   the server's error, one line: a table that
     ///   does not exist, a role that may not create the publication or does not own the table.
     public static func publish(_ table: String, on database: Database, publication: String = ChangeFeed.defaultPublication) async throws {
-        let described = try await PostgresError.namingTable(table) { try await database.query("""
-            SELECT $1::regclass::text,
-                   EXISTS (SELECT 1 FROM pg_index WHERE indrelid = $1::regclass AND indisprimary)
-                   AND (SELECT relreplident <> 'n' FROM pg_class WHERE oid = $1::regclass),
+        let described = try await PostgresError.namingTable(table) { try await database.transaction { connection in
+            let (oid, spelled) = try await oidPinningSearchPath(of: table, connection)
+            return try await connection.query("""
+            SELECT $3::text,
+                   EXISTS (SELECT 1 FROM pg_index WHERE indrelid = $1::int8::oid::regclass AND indisprimary)
+                   AND (SELECT relreplident <> 'n' FROM pg_class WHERE oid = $1::int8::oid::regclass),
                    EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $2),
                    EXISTS (SELECT 1 FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid
-                           WHERE p.pubname = $2 AND r.prrelid = $1::regclass),
+                           WHERE p.pubname = $2 AND r.prrelid = $1::int8::oid::regclass),
                    (SELECT string_agg(format('%s (%s)', a.attname, format_type(a.atttypid, a.atttypmod)), ', ')
                     FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-                    WHERE i.indrelid = $1::regclass AND i.indisprimary
+                    WHERE i.indrelid = $1::int8::oid::regclass AND i.indisprimary
                       AND a.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'text'::regtype,
                                              'varchar'::regtype, 'bpchar'::regtype, 'uuid'::regtype)),
-                   (SELECT relkind = 'p' FROM pg_class WHERE oid = $1::regclass)
+                   (SELECT relkind = 'p' FROM pg_class WHERE oid = $1::int8::oid::regclass)
                    AND NOT coalesce((SELECT pubviaroot FROM pg_publication WHERE pubname = $2), true),
                    EXISTS (SELECT 1 FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid
-                           WHERE p.pubname = $2 AND r.prrelid = $1::regclass AND to_jsonb(r) ->> 'prqual' IS NOT NULL),
+                           WHERE p.pubname = $2 AND r.prrelid = $1::int8::oid::regclass AND to_jsonb(r) ->> 'prqual' IS NOT NULL),
                    coalesce((SELECT puballtables FROM pg_publication WHERE pubname = $2), false),
                    \(FollowedTables.operationsGap(publication: "$2")),
-                   (SELECT relkind = 'p' FROM pg_class WHERE oid = $1::regclass)
-            """, [table, publication]) }[0]
+                   (SELECT relkind = 'p' FROM pg_class WHERE oid = $1::int8::oid::regclass)
+            """, [oid, publication, spelled])
+        } }[0]
         let (name, hasKey) = (try described.decode(String.self, at: 0), try described.decode(Bool.self, at: 1))
         guard hasKey else {
             throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) has no primary key (or REPLICA IDENTITY NOTHING): not published, since its UPDATEs and DELETEs would then fail")
@@ -59,7 +62,7 @@ extension LiveSchema {
         // A publication FOR ALL TABLES publishes this one already (and refuses ADD TABLE).
         let published = try described.decode(Bool.self, at: 3) || described.decode(Bool.self, at: 7)
         if !published {
-            // `name` is the server's own spelling of the table (`$1::regclass::text`), quoted as needed.
+            // `name` is the server's own spelling of the table (`regclass` output), quoted as needed.
             try await ignoringDuplicate { try await database.query("ALTER PUBLICATION \(quoted) ADD TABLE \(name)") }
         } else if try described.decode(Bool.self, at: 6) {
             throw PostgresError(.invalidParameter, "\(TerminalText.escaped(name, limit: 200)) is in the publication \(TerminalText.name(publication, limit: 100)) with a row filter (WHERE): "

@@ -18,6 +18,8 @@ extension LiveSchema {
     /// built-in one, such as `to_json(bigint)` over `to_json(anyelement)`.
     static let installSQL = #"""
         CREATE SCHEMA IF NOT EXISTS live;
+        -- Whoever writes an enabled table runs its triggers, which call the functions here.
+        GRANT USAGE ON SCHEMA live TO PUBLIC;
         CREATE TABLE IF NOT EXISTS live.schema_version (
             version integer NOT NULL,
             installed_at timestamptz NOT NULL DEFAULT now(),
@@ -83,7 +85,8 @@ extension LiveSchema {
         -- (live.key_expression): one per key shape, made here with the key inlined, so that
         -- PL/pgSQL plans its statements once per table and session rather than on every
         -- statement. Its argument is the table to name. Made again on every enable, so an
-        -- upgrade of the library updates it.
+        -- upgrade of the library updates it. A key column named as one of its variables
+        -- (`version`, `target`, `keys`…) is the column where the two meet: use_column.
         CREATE OR REPLACE FUNCTION live.announcement_function(keyexpr text) RETURNS text
         LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
         DECLARE
@@ -92,6 +95,7 @@ extension LiveSchema {
             EXECUTE format($template$
                 CREATE OR REPLACE FUNCTION live.%1$I() RETURNS trigger LANGUAGE plpgsql
                 SET search_path = pg_catalog, pg_temp AS $body$
+                #variable_conflict use_column
                 DECLARE
                     first boolean := coalesce(current_setting('live.announced', true), '') = '';
                     target text := live.announced_table(TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME);

@@ -9,9 +9,10 @@
 /// ```
 ///
 /// Installing takes a transaction-scoped advisory lock, so processes starting at once install
-/// it once; it records ``version`` in `live.schema_version`. An older schema — including the
-/// one the address book's migrations 0001–0005 carried — is upgraded in the same transaction
-/// that re-creates the triggers of every enabled table, so no statement goes unannounced.
+/// it once; it records ``version`` in `live.schema_version`. The one the address book's
+/// migrations 0001–0005 carried is upgraded in the same transaction that re-creates the
+/// triggers of every enabled table, so no statement goes unannounced; version 1's triggers are
+/// this version's, so only the functions they call are made anew (no table is locked).
 /// A schema installed by a newer library is left as it is: during a rolling upgrade the newer
 /// processes install it, and announcements stay readable by the older ones (fields are only
 /// ever added).
@@ -32,10 +33,19 @@ public enum LiveSchema {
     @discardableResult
     public static func install(on database: Database) async throws -> Bool {
         try await database.transaction { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock($1)", [lockKey])
-            if let installed = try await installedVersion(connection), installed >= version { return false }
+            // Nothing here names the caller's objects: no function or operator of theirs is called.
+            try await connection.query("SET LOCAL search_path = pg_catalog, pg_temp")
+            try await connection.query("SELECT pg_advisory_xact_lock($1::int8)", [lockKey])
+            let installed = try await installedVersion(connection)
+            if let installed, installed >= version {
+                // Functions another role made stay behind until it (or a superuser) installs.
+                if try await !connection.query(unpinnedQuery).isEmpty { try await connection.execute(script: pinSQL) }
+                return false
+            }
             try await connection.execute(script: installSQL)
-            try await connection.query(reenableSQL)
+            // The address book's old migrations made other triggers; version 1's are this one's.
+            if installed == nil { try await connection.query(reenableSQL) }
+            try await connection.execute(script: remakeSQL + ";\n" + pinSQL)
             try await connection.query("INSERT INTO live.schema_version (version) VALUES ($1)", [version])
             return true
         }
@@ -48,7 +58,7 @@ public enum LiveSchema {
     }
 
     private static func installedVersion(_ connection: Connection) async throws -> Int? {
-        guard try await connection.query("SELECT to_regclass('live.schema_version') IS NOT NULL")[0].decode(Bool.self, at: 0) else { return nil }
+        guard try await connection.query("SELECT pg_catalog.to_regclass('live.schema_version') IS NOT NULL")[0].decode(Bool.self, at: 0) else { return nil }
         return try await connection.query("SELECT max(version) FROM live.schema_version")[0].decode(Int?.self, at: 0)
     }
 
@@ -59,15 +69,36 @@ public enum LiveSchema {
     ///   primary key, or has a key column of another type than integer, text or uuid.
     public static func enable(_ table: String, on database: Database) async throws {
         try await install(on: database)
-        try await PostgresError.namingTable(table) {
-            let kind = try await database.query("SELECT relkind::text FROM pg_class WHERE oid = $1::regclass", [table])[0].decode(String.self, at: 0)
+        try await onTable(table, database) { connection, oid in
+            let kind = try await connection.query("SELECT relkind::text FROM pg_class WHERE oid = $1::int8::oid", [oid])[0].decode(String.self, at: 0)
             if let error = PostgresError.notATable(TerminalText.name(table), relkind: kind) { throw error }
-            return try await database.query("SELECT live.enable_change_notifications($1::regclass)", [table])
+            try await connection.query("SELECT live.enable_change_notifications($1::int8::oid::regclass)", [oid])
         }
     }
 
     /// Stops announcing `table`'s changes. Live values over it stop following other processes.
     public static func disable(_ table: String, on database: Database) async throws {
-        try await PostgresError.namingTable(table) { try await database.query("SELECT live.disable_change_notifications($1::regclass)", [table]) }
+        _ = try await onTable(table, database) { connection, oid in
+            try await connection.query("SELECT live.disable_change_notifications($1::int8::oid::regclass)", [oid])
+        }
+    }
+
+    /// Runs `body` in a transaction with the oid of the table `name` finds through the
+    /// caller's `search_path` (the name is theirs), and from then on a `search_path` that calls
+    /// no function or operator of theirs.
+    static func onTable<T>(_ name: String, _ database: Database, _ body: (Connection, Int64) async throws -> T) async throws -> T {
+        try await PostgresError.namingTable(name) {
+            try await database.transaction { connection in
+                try await body(connection, oidPinningSearchPath(of: name, connection).oid)
+            }
+        }
+    }
+
+    /// The oid of the table `name` finds through the session's `search_path`, and its name as
+    /// that path spells it; from then on, the transaction's `search_path` is `pg_catalog, pg_temp`.
+    static func oidPinningSearchPath(of name: String, _ connection: Connection) async throws -> (oid: Int64, spelled: String) {
+        let found = try await connection.query("SELECT $1::regclass::oid::int8, $1::regclass::text", [name])[0]
+        try await connection.query("SET LOCAL search_path = pg_catalog, pg_temp")
+        return (try found.decode(Int64.self, at: 0), try found.decode(String.self, at: 1))
     }
 }
