@@ -25,10 +25,18 @@ struct JSONObjectMembers {
         guard scanner.atEnd else { return nil }
     }
 
-    /// A quoted name's text: as it is without escapes; decoded by JSON's rules with them.
+    /// The members, each name (by its bytes) once: the last of a name given twice, at its place.
+    var lastOfEachName: [Member] {
+        var last: [[UInt8]: Int] = [:]
+        for (index, member) in members.enumerated() { last[Array(member.name.utf8)] = index }
+        return members.enumerated().filter { last[Array($0.element.name.utf8)] == $0.offset }.map(\.element)
+    }
+
+    /// A quoted name's text: as it is without escapes; decoded by JSON's rules with them. By
+    /// bytes: a name may begin with a combining mark, which `Character`s would join to the quote.
     private static func decoded(_ quoted: Substring) -> String? {
-        let inner = quoted.dropFirst().dropLast()
-        guard inner.contains("\\") else { return String(inner) }
+        let inner = quoted.utf8.dropFirst().dropLast()
+        guard inner.contains(UInt8(ascii: "\\")) else { return String(decoding: inner, as: UTF8.self) }
         return try? JSONCoding.decoder.decode(String.self, from: Data(quoted.utf8))
     }
 
@@ -116,9 +124,11 @@ struct JSONObjectMembers {
 
         /// A literal's text from `start`, spaces after it dropped; nil when empty.
         private func trimmed(_ start: Substring.UTF8View.Index) -> Substring? {
-            var value = text[start..<index]
-            while let last = value.utf8.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D { value = value.dropLast() }
-            return value.isEmpty ? nil : value
+            var end = index
+            while end > start, case let byte = text.utf8[text.utf8.index(before: end)], byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                end = text.utf8.index(before: end)
+            }
+            return end == start ? nil : text[start..<end]
         }
     }
 }
