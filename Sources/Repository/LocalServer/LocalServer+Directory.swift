@@ -3,11 +3,35 @@ import Foundation
 /// What a local server keeps in its directory, and deleting it: only what the server made, so
 /// that a directory that held other files is never taken over, nor emptied.
 extension LocalServer {
-    /// Whether `name`, an entry of a server's directory, is one a local server makes: its
+    /// Whether `name`, an entry of the directory `path`, is one a local server makes: its
     /// cluster (`data`, and a cluster being made), its log, and its socket and the socket's lock.
-    static func isOwnEntry(_ name: String) -> Bool {
-        name == "data" || name == "server.log" || name.hasPrefix(stagingPrefix) || name.hasPrefix(".s.PGSQL.")
+    /// A `data` is a cluster only when it holds nothing but what `initdb` and the server make
+    /// (a folder of the user's named `data` is not), and `server.log` is the server's only beside one.
+    static func isOwnEntry(_ name: String, in path: String) -> Bool {
+        switch name {
+        case "data": isCluster(path + "/data")
+        case "server.log": isCluster(path + "/data") || hasStaging(path)
+        default: name.hasPrefix(stagingPrefix) || name.hasPrefix(".s.PGSQL.")
+        }
     }
+
+    /// Whether `path` holds only what `initdb`, the server and these settings make.
+    static func isCluster(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
+              let entries = try? FileManager.default.contentsOfDirectory(atPath: path) else { return false }
+        return entries.allSatisfy { entry in
+            ["pg_", "PG_", "postgresql", "postmaster"].contains { entry.hasPrefix($0) }
+                || ["base", "global", "current_logfiles", "log", settingsFile].contains(entry)
+        }
+    }
+
+    private static func hasStaging(_ path: String) -> Bool {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains { $0.hasPrefix(stagingPrefix) }
+    }
+
+    /// The file in the cluster that holds the settings this library gives the server.
+    static let settingsFile = "local_server.conf"
 
     /// The start of the name of a cluster `initdb` is making, renamed to `data` once complete.
     static let stagingPrefix = "data.initializing-"
@@ -17,7 +41,7 @@ extension LocalServer {
     /// would delete them.
     static func refuseForeignEntries(in path: String) throws {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        let foreign = entries.filter { !isOwnEntry($0) }.sorted()
+        let foreign = entries.filter { !isOwnEntry($0, in: path) }.sorted()
         guard !foreign.isEmpty else { return }
         let shown = foreign.prefix(3).map { TerminalText.escaped($0, limit: 80) }.joined(separator: ", ") + (foreign.count > 3 ? ", …" : "")
         throw LocalServerError("\(TerminalText.escaped(path, limit: 400)) already holds files a local server did not make (\(shown)): give the server a directory of its own, empty or new")
@@ -36,7 +60,7 @@ extension LocalServer {
         // Nothing a local server makes is there (a server's own `data` directory, named by
         // mistake): no lock either, whose file beside it would be a foreign file where it is.
         // (Left as it is: a start holding the lock may have just made it, empty.)
-        guard ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains(where: isOwnEntry) else { return false }
+        guard ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains(where: { isOwnEntry($0, in: path) }) else { return false }
         let lock = try await StartLock.acquire(for: path)
         defer { withExtendedLifetime(lock) {} }
         var deleted = false
@@ -51,7 +75,8 @@ extension LocalServer {
         } catch {
             throw LocalServerError("could not read the server's directory \(TerminalText.escaped(path, limit: 400)): \(reason(error))")
         }
-        for entry in entries where isOwnEntry(entry) {
+        // Judged before any is deleted: the log is the server's beside its cluster.
+        for entry in entries.filter({ isOwnEntry($0, in: path) }) {
             do {
                 try FileManager.default.removeItem(atPath: path + "/" + entry)
             } catch {

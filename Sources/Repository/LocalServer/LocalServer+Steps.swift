@@ -66,7 +66,7 @@ extension LocalServer {
             try? fileManager.removeItem(atPath: directory + "/" + entry)
         }
         // A `data` with no PG_VERSION: one made by an earlier version of this code, cut short.
-        if fileManager.fileExists(atPath: dataDirectory) { try? fileManager.removeItem(atPath: dataDirectory) }
+        if Self.isCluster(dataDirectory) { try? fileManager.removeItem(atPath: dataDirectory) }
         let staging = directory + "/" + Self.stagingPrefix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         var arguments = ["-D", staging, "-U", superuser, "-E", "UTF8", "--locale=C",
                          "--auth-local=trust", "--auth-host=scram-sha-256"]
@@ -89,7 +89,7 @@ extension LocalServer {
     /// when missing (a cluster made before it was added there).
     func includeSettings(in cluster: String? = nil) throws {
         let path = (cluster ?? dataDirectory) + "/postgresql.conf"
-        let line = "include_if_exists = 'local_server.conf'"
+        let line = "include_if_exists = '\(Self.settingsFile)'"
         if let contents = try? String(contentsOfFile: path, encoding: .utf8), contents.contains(line) { return }
         try append("\n\(line)\n", to: path)
     }
@@ -117,7 +117,7 @@ extension LocalServer {
             // only flushed WAL, and would otherwise wait for the WAL writer, 200 ms at a time.
             settings += "\nfsync = off\nfull_page_writes = off\n"
         }
-        let path = dataDirectory + "/local_server.conf"
+        let path = dataDirectory + "/" + Self.settingsFile
         try (settings + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         try ShellCommand.handOver(path)
     }

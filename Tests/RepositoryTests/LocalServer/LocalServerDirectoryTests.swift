@@ -24,6 +24,18 @@ struct LocalServerDirectoryTests {
         #expect(try await LocalServer.delete(directory: directory) == false)  // nothing of a server there
         #expect(FileManager.default.fileExists(atPath: directory + "/src/main.swift"))
 
+        // A folder of the user's named `data`, with a `server.log` beside it: not a server's (a stranger's run).
+        let named = LocalServerStartupTests.scratch("named-data")
+        defer { try? FileManager.default.removeItem(atPath: named) }
+        try FileManager.default.createDirectory(atPath: named + "/data/2025", withIntermediateDirectories: true)
+        try "1,2".write(toFile: named + "/data/2025/sales.csv", atomically: true, encoding: .utf8)
+        let refused = await #expect(throws: LocalServerError.self) { try await LocalServer.start(.persistent(directory: named)) }
+        #expect(refused?.message.contains("did not make (data)") == true, "\(refused.map { "\($0)" } ?? "")")
+        try "log".write(toFile: named + "/server.log", atomically: true, encoding: .utf8)
+        #expect(try await LocalServer.delete(directory: named) == false)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: named).sorted() == ["data", "server.log"])
+        #expect(FileManager.default.fileExists(atPath: named + "/data/2025/sales.csv"))
+
         // Files added beside a server's: deleting it leaves them, and the directory.
         let server = LocalServerStartupTests.scratch("server")
         defer { try? FileManager.default.removeItem(atPath: server) }
@@ -31,7 +43,7 @@ struct LocalServerDirectoryTests {
         // Its cluster named by mistake: nothing is deleted, and no lock file is left beside it,
         // in the server's directory, where it would be a file no server made (a stranger's run).
         #expect(try await LocalServer.delete(directory: server + "/data") == false)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: server).allSatisfy(LocalServer.isOwnEntry))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server).allSatisfy { LocalServer.isOwnEntry($0, in: server) })
         try await LocalServer.start(.persistent(directory: server)).stop()
         try "notes".write(toFile: server + "/notes.txt", atomically: true, encoding: .utf8)
         #expect(try await LocalServer.delete(directory: server))
