@@ -19,6 +19,8 @@ public actor Connection {
     var statements = PreparedStatements()
     private var turns = StatementTurns()
     var wasOpenAfterLastStatement = true
+    /// The tasks whose `transaction` scopes are open here, outermost first (see ``transaction(_:)``).
+    var transactionScopes: [Int?] = []
     /// Waits for this connection's results.
     let poller: SocketPoller
 

@@ -91,11 +91,46 @@ extension Connection {
     /// `transaction`), it is nested in it as a savepoint: released when `body` returns, so its
     /// work commits with the outer transaction; rolled back to when `body` throws, undoing its
     /// work alone. It never ends the outer transaction.
+    ///
+    /// A connection runs one task's transaction at a time: called from another task while one
+    /// is open (two child tasks sharing the connection), it throws at once, sending nothing —
+    /// nested there, its savepoint would take in the other task's statements, and its rollback
+    /// undo them. Give each task a transaction of its own with ``Database/transaction(_:)``.
     @discardableResult
     public nonisolated func transaction<T>(_ body: (Connection) async throws -> T) async throws -> T {
-        if await isInTransaction { return try await nested(body) }
-        try await begin()
+        if try await enterTransaction(ConnectionHold.currentTask) {
+            return try await leavingTransaction { try await nested(body) }
+        }
+        try await sendBegin()
         return try await runAndCommit(body)
+    }
+
+    /// Opens a `transaction` scope of `task`: whether it nests in a transaction already open.
+    /// - Throws: when a scope of another task is open (see ``transaction(_:)``).
+    private func enterTransaction(_ task: Int?) throws -> Bool {
+        if let owner = transactionScopes.last, owner != task {
+            throw PostgresError(.invalidStatement, "a transaction of another task is open on this connection: a connection runs one task's transaction at a time "
+                                + "(nested in it, this one would take in that task's statements, and its rollback undo them); give each task its own, with database.transaction")
+        }
+        defer { transactionScopes.append(task) }
+        return !transactionScopes.isEmpty || isInTransaction
+    }
+
+    /// Closes the innermost scope ``enterTransaction(_:)`` opened.
+    private func leaveTransaction() {
+        if !transactionScopes.isEmpty { transactionScopes.removeLast() }
+    }
+
+    /// `body`, then the innermost scope closed, however it ends.
+    private nonisolated func leavingTransaction<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            let result = try await body()
+            await leaveTransaction()
+            return result
+        } catch {
+            await leaveTransaction()
+            throw error
+        }
     }
 
     /// Whether a transaction is open on the connection — begun and not ended — as of its last
@@ -131,19 +166,35 @@ extension Connection {
         return result
     }
 
-    /// Sends `BEGIN`. `BEGIN` changes nothing by itself: lost, it is marked
-    /// ``PostgresError/statementDidNotRun``, whether or not the server ran it.
+    /// Opens the calling task's transaction scope and sends `BEGIN` (see ``sendBegin()``).
     nonisolated func begin() async throws {
+        _ = try await enterTransaction(ConnectionHold.currentTask)
+        try await sendBegin()
+    }
+
+    /// Sends `BEGIN` for the scope just opened (closed again when it fails). `BEGIN` changes
+    /// nothing by itself: lost, it is marked ``PostgresError/statementDidNotRun``, whether or
+    /// not the server ran it.
+    private nonisolated func sendBegin() async throws {
         do {
             try await execute(script: "BEGIN")
         } catch var error as PostgresError where error.kind == .connectionLost {
+            await leaveTransaction()
             error.endedBeforeStatement = true
+            throw error
+        } catch {
+            await leaveTransaction()
             throw error
         }
     }
 
     /// Runs `body` in the transaction `BEGIN` started, then commits; rolls back when it throws.
+    /// Closes the scope ``begin()`` opened.
     nonisolated func runAndCommit<T>(_ body: (Connection) async throws -> T) async throws -> T {
+        try await leavingTransaction { try await bodyThenCommit(body) }
+    }
+
+    private nonisolated func bodyThenCommit<T>(_ body: (Connection) async throws -> T) async throws -> T {
         let result: T
         do {
             result = try await body(self)

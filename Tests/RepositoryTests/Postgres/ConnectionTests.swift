@@ -89,6 +89,54 @@ struct ConnectionTests {
         #expect(ids == [1, 3])
     }
 
+    @Test("a transaction from another task while one is open on the connection is refused at once, sending nothing; the open one commits its own work (a stranger's run lost a row)")
+    func anotherTasksTransaction() async throws {
+        try await database.query("CREATE TABLE rows (id int PRIMARY KEY)")
+        try await database.transaction { connection in
+            try await connection.query("INSERT INTO rows VALUES (1)")
+            // Two child tasks, each with its own transaction on the shared connection.
+            let outcomes = await withTaskGroup(of: (any Error)?.self) { group in
+                for id in [2, 3] {
+                    group.addTask {
+                        do {
+                            try await connection.transaction { try await $0.query("INSERT INTO rows VALUES ($1)", [id]) }
+                            return nil
+                        } catch { return error }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.count == 2)
+            for outcome in outcomes {
+                #expect((outcome as? PostgresError)?.message.contains("a transaction of another task is open on this connection") == true, "\(String(describing: outcome))")
+            }
+            try await connection.transaction { try await $0.query("INSERT INTO rows VALUES (4)") }  // its own task: a savepoint
+        }
+        let ids = try await database.query("SELECT id FROM rows ORDER BY id").map { try $0.decode(Int.self, at: 0) }
+        #expect(ids == [1, 4])
+        // A second task beginning while the first task's transaction is open (told by a stream,
+        // not a timing): refused; the first commits; the connection is left with none open.
+        try await database.withConnection { connection in
+            let (opened, open) = AsyncStream<Void>.makeStream()
+            let (tried, attempt) = AsyncStream<Void>.makeStream()
+            async let first: Void = connection.transaction { inner in
+                _ = try await inner.query("INSERT INTO rows VALUES (5)")
+                open.yield()
+                for await _ in tried { break }
+            }
+            for await _ in opened { break }
+            let refused = await #expect(throws: PostgresError.self) {
+                try await connection.transaction { _ = try await $0.query("INSERT INTO rows VALUES (6)") }
+            }
+            #expect(refused?.message.contains("a transaction of another task is open") == true)
+            attempt.yield()
+            try await first
+            try await connection.transaction { _ = try await $0.query("INSERT INTO rows VALUES (7)") }
+        }
+        let after = try await database.query("SELECT id FROM rows WHERE id > 4 ORDER BY id").map { try $0.decode(Int.self, at: 0) }
+        #expect(after == [5, 7])
+    }
+
     @Test("a nested transaction whose body caught a failed statement is rolled back and throws; the outer transaction goes on and commits")
     func nestedSwallowedFailure() async throws {
         try await database.query("CREATE TABLE accounts (id int PRIMARY KEY, v int)")
