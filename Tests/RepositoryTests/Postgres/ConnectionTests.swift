@@ -137,6 +137,20 @@ struct ConnectionTests {
         #expect(after == [5, 7])
     }
 
+    @Test("a connection string asking for another client encoding still stores and reads UTF-8 text exactly (it stored Zoë as ZoÃ«, read back as Zoë)")
+    func clientEncoding() async throws {
+        try await database.query("CREATE TABLE names (name text)")
+        let base = try await TestServer.connectionString(database: database.name())
+        let latin = base.contains("://") ? base + (base.contains("?") ? "&" : "?") + "client_encoding=LATIN1" : base + " client_encoding=LATIN1"
+        let other = Database(try base.contains("://") ? ConnectionConfiguration(url: latin) : ConnectionConfiguration(conninfo: latin), maximumConnections: 1)
+        defer { other.close() }
+        try await other.query("INSERT INTO names VALUES ($1)", ["Zoë"])
+        #expect(try await other.query("SELECT name FROM names")[0].decode(String.self, at: 0) == "Zoë")
+        let stored = try await database.query("SELECT encode(convert_to(name, 'UTF8'), 'hex'), current_setting('client_encoding') FROM names")[0]
+        #expect(try stored.decode(String.self, at: 0) == "5a6fc3ab")
+        #expect(try await other.query("SHOW client_encoding")[0].decode(String.self, at: 0) == "UTF8")
+    }
+
     @Test("a nested transaction whose body caught a failed statement is rolled back and throws; the outer transaction goes on and commits")
     func nestedSwallowedFailure() async throws {
         try await database.query("CREATE TABLE accounts (id int PRIMARY KEY, v int)")
