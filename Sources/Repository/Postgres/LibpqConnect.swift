@@ -12,7 +12,9 @@ func openLibpqConnection(_ configuration: ConnectionConfiguration) throws -> Opa
     guard let pg, PQstatus(pg) == CONNECTION_OK else {
         let message = pg.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
         PQfinish(pg)
-        throw PostgresError(.connectionFailed, configuration.redact(Connection.tidy(message)))
+        var error = PostgresError(.connectionFailed, configuration.redact(Connection.tidy(message)))
+        error.sqlState = ConnectFailure.sqlState(of: message)
+        throw error
     }
     // Server notices (RAISE NOTICE, "arrived while idle") must not reach stderr.
     PQsetNoticeProcessor(pg, { _, _ in }, nil)

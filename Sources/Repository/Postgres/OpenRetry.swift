@@ -8,7 +8,8 @@
 /// while the pool holds other connections (not counting those still being opened), waiting
 /// meanwhile for one of those to be handed back — for as long as the pool hands connections back,
 /// and for up to the connect timeout once none has been (its holders may be waiting for this
-/// very task). Then it fails with the server's reason.
+/// very task). Then it fails with the server's reason — at once when the server refused it for
+/// a reason that would not change (a wrong password, a database that does not exist).
 struct OpenRetry {
     /// When the first attempt failed.
     let since: ContinuousClock.Instant
@@ -40,9 +41,11 @@ struct OpenRetry {
     }
 
     /// Whether the task waits and tries again, or fails now: `othersOpen` whether the pool holds
-    /// other connections; `deadline` how long it may go on while none is handed back.
+    /// other connections; `deadline` how long it may go on while none is handed back. A refusal
+    /// that would come again (a wrong password: see ``ConnectFailure/isWorthRetrying(_:)``) fails now.
     func waits(othersOpen: Bool, deadline: Duration, now: ContinuousClock.Instant = .now) -> Bool {
-        now - since < Self.quickWindow || (othersOpen && now - movedAt < deadline)
+        guard ConnectFailure.isWorthRetrying(error) else { return false }
+        return now - since < Self.quickWindow || (othersOpen && now - movedAt < deadline)
     }
 
     /// How long to wait before the next attempt (unless a connection is handed back first):

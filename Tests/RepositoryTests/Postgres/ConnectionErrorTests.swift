@@ -1,5 +1,5 @@
 import Foundation
-import Repository
+@testable import Repository
 import Testing
 
 @Suite("Connection errors")
@@ -50,9 +50,38 @@ struct ConnectionErrorTests {
         } ?? target.admin.user(role, password: wrong)
         let error = await #expect(throws: PostgresError.self) { try await Connection.connect(configuration) }
         #expect(error?.kind == .connectionFailed)
+        #expect(error?.sqlState == PostgresError.Code.invalidPassword)
         #expect(error?.message.contains("password authentication failed") == true)
         let text = error.map { "\($0) \(String(reflecting: $0))" } ?? ""
         #expect(!text.contains(wrong) && !text.contains("wr0ng"))
+        // Through the pool: refused once, not tried again (each attempt counts against the account).
+        let pool = Database(configuration)
+        defer { pool.close() }
+        let pooled = await #expect(throws: PostgresError.self) { try await pool.query("SELECT 1") }
+        #expect(pooled?.sqlState == PostgresError.Code.invalidPassword)
+        if let error {
+            #expect(!OpenRetry(error).waits(othersOpen: true, deadline: .seconds(60)))
+        }
+    }
+
+    @Test("a failed connection's reason is told apart by its wording: a refusal that would come again is not tried again; a full or starting server, or no answer, is")
+    func connectFailures() {
+        let cases: [(String, String?, Bool)] = [
+            (#"connection to server at "127.0.0.1", port 5432 failed: FATAL:  password authentication failed for user "a""#, "28P01", false),
+            (#"connection to server on socket "/tmp/.s.PGSQL.5432" failed: FATAL:  database "nope" does not exist"#, "3D000", false),
+            (#"connection to server on socket "/tmp/.s.PGSQL.5432" failed: FATAL:  role "nobody" does not exist"#, "28000", false),
+            (#"connection to server at "10.0.0.1", port 5432 failed: FATAL:  no pg_hba.conf entry for host "10.0.0.2""#, "28000", false),
+            ("connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  sorry, too many clients already", "53300", true),
+            (#"connection to server on socket "/tmp/.s.PGSQL.5432" failed: FATAL:  the database system is starting up"#, "57P03", true),
+            (#"connection to server at "127.0.0.1", port 5432 failed: Connection refused"#, nil, true),
+            ("connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  Passwort-Authentifizierung für Benutzer »a« fehlgeschlagen", nil, false),
+        ]
+        for (message, sqlState, retried) in cases {
+            var error = PostgresError(.connectionFailed, message)
+            error.sqlState = ConnectFailure.sqlState(of: message)
+            #expect(error.sqlState == sqlState, "\(message)")
+            #expect(ConnectFailure.isWorthRetrying(error) == retried, "\(message)")
+        }
     }
 
     @Test("a syntax error carries SQLSTATE 42601 and the position")

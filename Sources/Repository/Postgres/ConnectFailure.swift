@@ -1,0 +1,34 @@
+/// What a failed connection attempt's message says, as far as it can be told: libpq gives a
+/// failed connection no error fields, only its text, so the server's reason is recognised in
+/// its English wording (a server whose `lc_messages` is another language gives none of these).
+enum ConnectFailure {
+    /// The SQLSTATE the server sent with `message`, where its wording is recognised.
+    static func sqlState(of message: String) -> String? {
+        let known: [(wording: String, sqlState: String)] = [
+            ("password authentication failed", "28P01"),
+            ("no pg_hba.conf entry", "28000"),
+            ("authentication failed", "28000"),
+            ("too many clients", "53300"),
+            ("remaining connection slots are reserved", "53300"),
+            ("too many connections for", "53300"),
+            ("the database system is starting up", "57P03"),
+            ("the database system is shutting down", "57P03"),
+            ("the database system is in recovery mode", "57P03"),
+        ]
+        if let match = known.first(where: { message.contains($0.wording) }) { return match.sqlState }
+        if message.contains("FATAL:"), message.contains("database \""), message.contains("\" does not exist") { return "3D000" }
+        if message.contains("FATAL:"), message.contains("role \""), message.contains("\" does not exist") { return "28000" }
+        return nil
+    }
+
+    /// Whether an attempt that failed with `error` may succeed if made again soon: the server
+    /// was full or starting, or did not answer as a server (refused, unreachable). One the
+    /// server refused for another reason — a wrong password, a database or role that does not
+    /// exist — fails the same way again, and each attempt counts against the account where the
+    /// server checks passwords elsewhere (LDAP locks accounts after a few): it is not repeated.
+    static func isWorthRetrying(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError, error.kind == .connectionFailed else { return true }
+        if let sqlState = error.sqlState ?? sqlState(of: error.message) { return sqlState == "53300" || sqlState == "57P03" }
+        return !error.message.contains("FATAL:")
+    }
+}
