@@ -45,7 +45,8 @@ public final class Database: Sendable {
     /// - Parameters:
     ///   - configuration: where to connect.
     ///   - maximumConnections: the most connections open at once.
-    ///   - idleTimeout: how long a connection may sit idle before it is closed.
+    ///   - idleTimeout: how long a connection may sit idle before it is closed (zero: once idle;
+    ///     ``run()`` checks at most every 30 s and at least 100 ms apart).
     ///   - logger: where to log (by default, nowhere).
     ///   - metricsFactory: where metrics go (by default, swift-metrics' bootstrapped backend).
     public init(_ configuration: ConnectionConfiguration, maximumConnections: Int = 8, idleTimeout: Duration = .seconds(300),
@@ -162,7 +163,9 @@ extension Database: Service {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: min(idleTimeout, .seconds(30)))
+                    // At least a tenth of a second apart: a timeout of zero (close connections once
+                    // idle) would otherwise make this loop spin.
+                    try? await Task.sleep(for: max(.milliseconds(100), min(idleTimeout, .seconds(30))))
                     let expired = pool.withLock { $0.dropExpired(idleTimeout: idleTimeout) }
                     if expired > 0 { logger.debug("closed idle connections", metadata: ["count": "\(expired)"]) }
                     recordPool()
