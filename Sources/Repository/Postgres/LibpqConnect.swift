@@ -23,18 +23,63 @@ func openLibpqConnection(_ configuration: ConnectionConfiguration) throws -> Opa
 
 /// Opens a libpq connection on a thread of its own (connecting blocks: name resolution, TLS,
 /// authentication), never on Swift's cooperative pool, and switches it to non-blocking mode.
+/// Cancelling the task ends the wait at once with `CancellationError`: the thread goes on to
+/// the end of its attempt (libpq's blocking connect cannot be interrupted) and closes what it opened.
 func openLibpqConnectionOffThePool(_ configuration: ConnectionConfiguration) async throws -> SocketPoller.Handed {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(with: Result {
-                let pg = try openLibpqConnection(configuration)
-                guard PQsetnonblocking(pg, 1) == 0 else {
-                    let message = String(cString: PQerrorMessage(pg))
-                    PQfinish(pg)
-                    throw PostgresError(.connectionFailed, configuration.redact(Connection.tidy(message)))
+    let attempt = ConnectAttempt()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            guard attempt.start(continuation) else { return continuation.resume(throwing: CancellationError()) }
+            Thread.detachNewThread {
+                let outcome = Result {
+                    let pg = try openLibpqConnection(configuration)
+                    guard PQsetnonblocking(pg, 1) == 0 else {
+                        let message = String(cString: PQerrorMessage(pg))
+                        PQfinish(pg)
+                        throw PostgresError(.connectionFailed, configuration.redact(Connection.tidy(message)))
+                    }
+                    return SocketPoller.Handed(pointer: pg)
                 }
-                return SocketPoller.Handed(pointer: pg)
-            })
+                guard let waiting = attempt.finish() else {
+                    if case .success(let handed) = outcome { PQfinish(handed.pointer) }  // nobody waits for it any more
+                    return
+                }
+                waiting.resume(with: outcome)
+            }
+        }
+    } onCancel: {
+        attempt.cancel()?.resume(throwing: CancellationError())
+    }
+}
+
+/// Who waits for a connection being opened: the waiting task until it is resumed — by the
+/// attempt's end or by its cancellation, whichever comes first.
+private final class ConnectAttempt: Sendable {
+    private let state = Locked<(waiting: CheckedContinuation<SocketPoller.Handed, any Error>?, cancelled: Bool)>((nil, false))
+
+    /// The task waits: false when it was cancelled already.
+    func start(_ continuation: CheckedContinuation<SocketPoller.Handed, any Error>) -> Bool {
+        state.withLock { state in
+            guard !state.cancelled else { return false }
+            state.waiting = continuation
+            return true
+        }
+    }
+
+    /// The attempt ended: the task to resume, nil when it was resumed by its cancellation.
+    func finish() -> CheckedContinuation<SocketPoller.Handed, any Error>? {
+        state.withLock { state in
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+    }
+
+    /// The task was cancelled: the continuation to resume with the cancellation, if it waits.
+    func cancel() -> CheckedContinuation<SocketPoller.Handed, any Error>? {
+        state.withLock { state in
+            state.cancelled = true
+            defer { state.waiting = nil }
+            return state.waiting
         }
     }
 }

@@ -64,6 +64,30 @@ struct ConnectionErrorTests {
         }
     }
 
+    @Test("cancelling a connect to a server that never answers ends it at once, not after the connect timeout (a stranger waited 9 s)")
+    func cancelledConnect() async throws {
+        let held = try HeldPort()  // accepts the TCP handshake, never answers
+        defer { withExtendedLifetime(held) {} }
+        let configuration = try ConnectionConfiguration(conninfo: "host=127.0.0.1 port=\(held.port) user=nobody dbname=nothing connect_timeout=300")
+        for round in 0..<3 {
+            let attempt = Task { try await Connection.connect(configuration) }
+            // Cancelled once libpq has connected and waits for the server's answer (told by the
+            // kernel's table of connections, within a deadline), or at once.
+            if round > 0 { #expect(try await eventually(timeout: .seconds(30)) { held.connectedClients >= round }) }
+            attempt.cancel()
+            // A deadline far below the connect timeout: the old code waited for all of it.
+            let outcome = await withTaskGroup(of: String.self) { group in
+                group.addTask {
+                    do { _ = try await attempt.value; return "connected" } catch is CancellationError { return "cancelled" } catch { return "\(error)" }
+                }
+                group.addTask { try? await Task.sleep(for: .seconds(60)); return "still waiting" }
+                defer { group.cancelAll() }
+                return await group.next() ?? ""
+            }
+            #expect(outcome == "cancelled")
+        }
+    }
+
     @Test("a failed connection's reason is told apart by its wording: a refusal that would come again is not tried again; a full or starting server, or no answer, is")
     func connectFailures() {
         let cases: [(String, String?, Bool)] = [

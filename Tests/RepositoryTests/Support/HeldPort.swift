@@ -22,5 +22,17 @@ final class HeldPort {
         (self.descriptor, port) = (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 
+    /// How many connections to this port are established from this machine (`/proc/net/tcp`):
+    /// a client that connected and now waits for an answer that never comes.
+    var connectedClients: Int {
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        let port = String(format: "%04X", self.port)
+        // Columns: sl, local address, remote address, state (01: established).
+        return table.split(separator: "\n").dropFirst().count { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2].hasSuffix(":" + port) && fields[3] == "01"
+        }
+    }
+
     deinit { close(descriptor) }
 }
