@@ -93,7 +93,7 @@ struct DatabaseOption: ParsableArguments {
 
     func configuration() async throws -> ConnectionConfiguration {
         if let databaseURL {
-            return databaseURL.contains("://") ? try ConnectionConfiguration(url: databaseURL) : try ConnectionConfiguration(conninfo: databaseURL)
+            return try ConnectionConfiguration(urlOrConninfo: databaseURL)
         }
         let environment = ProcessInfo.processInfo.environment
         if !(environment["DATABASE_URL"] ?? "").isEmpty { return try .environment() }  // empty: unset, as libpq has it

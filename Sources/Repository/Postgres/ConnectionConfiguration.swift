@@ -43,6 +43,15 @@ public struct ConnectionConfiguration: Sendable {
         try self.init(validating: conninfo)
     }
 
+    /// A configuration from either form, as `DATABASE_URL` may hold it: a URL
+    /// (``init(url:)``) when `://` comes before any `=` — a conninfo string begins with
+    /// `keyword=`, and may hold `://` in a value (`application_name=x://y`) —, otherwise a
+    /// conninfo string (``init(conninfo:)``).
+    public init(urlOrConninfo text: String) throws {
+        let head = text.prefix { $0 != "=" }
+        if head.contains("://") { try self.init(url: text) } else { try self.init(conninfo: text) }
+    }
+
     /// The configuration the environment gives: `DATABASE_URL` when set and not empty (a URL or
     /// a conninfo string), otherwise libpq's own variables — `PGHOST`, `PGHOSTADDR`, `PGPORT`,
     /// `PGDATABASE`, `PGUSER`, `PGPASSWORD`, `PGPASSFILE`, `PGSERVICE`, `PGSSLMODE`,
@@ -52,7 +61,7 @@ public struct ConnectionConfiguration: Sendable {
     public static func environment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ConnectionConfiguration {
         var configuration: ConnectionConfiguration
         if let value = environment["DATABASE_URL"], !value.isEmpty {
-            configuration = value.contains("://") ? try ConnectionConfiguration(url: value) : try ConnectionConfiguration(conninfo: value)
+            configuration = try ConnectionConfiguration(urlOrConninfo: value)
         } else {
             configuration = try ConnectionConfiguration(conninfo: "")
             for (variable, keyword) in libpqVariables {

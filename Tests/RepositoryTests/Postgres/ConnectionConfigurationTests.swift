@@ -49,6 +49,16 @@ struct ConnectionConfigurationTests {
         #expect(configuration.description == "postgres://me@/var/run/postgresql/app")
     }
 
+    @Test("DATABASE_URL is a URL when :// comes before any =, else a conninfo string, which may hold :// in a value (a stranger's was refused as a URL)")
+    func urlOrConninfo() throws {
+        let conninfo = try ConnectionConfiguration.environment(["DATABASE_URL": "host=/tmp dbname=app application_name=x://y"])
+        #expect(conninfo.description.contains("app"), "\(conninfo)")
+        let url = try ConnectionConfiguration.environment(["DATABASE_URL": "postgres://me@localhost/app?sslmode=disable"])
+        #expect(url.description.hasPrefix("postgres://me@localhost/app"), "\(url)")
+        let other = #expect(throws: PostgresError.self) { try ConnectionConfiguration.environment(["DATABASE_URL": "mysql://x/y"]) }
+        #expect(other?.message.contains("must start with postgres://") == true)
+    }
+
     @Test("a malformed URL is rejected without echoing the password")
     func malformedURL() throws {
         let error = #expect(throws: PostgresError.self) {
