@@ -14,6 +14,7 @@ func openLibpqConnection(_ configuration: ConnectionConfiguration) throws -> Opa
         PQfinish(pg)
         var error = PostgresError(.connectionFailed, configuration.redact(Connection.tidy(message)))
         error.sqlState = ConnectFailure.sqlState(of: message)
+        error.statementWasNotSent = true  // no connection, no statement
         throw error
     }
     // Server notices (RAISE NOTICE, "arrived while idle") must not reach stderr.

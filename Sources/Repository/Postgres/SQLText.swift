@@ -7,6 +7,8 @@ enum SQLText {
         let before = sql[..<index]
         let line = before.reduce(into: 1) { count, character in if character.isNewline { count += 1 } }
         let column = before.reversed().prefix { !$0.isNewline }.count + 1
-        throw PostgresError(.invalidStatement, "the SQL text contains a NUL character at line \(line), column \(column); PostgreSQL would stop reading there, so nothing was sent")
+        var error = PostgresError(.invalidStatement, "the SQL text contains a NUL character at line \(line), column \(column); PostgreSQL would stop reading there, so nothing was sent")
+        error.statementWasNotSent = true
+        throw error
     }
 }

@@ -51,6 +51,7 @@ struct ConnectionErrorTests {
         let error = await #expect(throws: PostgresError.self) { try await Connection.connect(configuration) }
         #expect(error?.kind == .connectionFailed)
         #expect(error?.sqlState == PostgresError.Code.invalidPassword)
+        #expect(error?.statementDidNotRun == true)
         #expect(error?.message.contains("password authentication failed") == true)
         let text = error.map { "\($0) \(String(reflecting: $0))" } ?? ""
         #expect(!text.contains(wrong) && !text.contains("wr0ng"))
