@@ -108,7 +108,8 @@ extension PostgresError {
 }
 
 extension PostgresError: CustomStringConvertible {
-    /// One line for logs: kind, SQLSTATE, message, detail and hint, plus where a syntax error is.
+    /// One line for logs: message, SQLSTATE, detail and hint, and the statement (where a syntax
+    /// error is in it). The kind is not shown: read ``kind``.
     /// Control characters the server's text holds (a table name with a newline, quoted back in
     /// its message) are escaped; the statement's line breaks and indentation read as one space.
     /// The message, detail and hint are cut at 400 characters each (a long `RAISE` text), so
