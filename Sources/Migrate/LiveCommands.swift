@@ -19,8 +19,15 @@ struct Live: AsyncParsableCommand {
             let pool = try await database.database()
             defer { pool.close() }
             let installed = try await LiveSchema.install(on: pool)
-            StandardOutput.line(installed ? "Installed live schema version \(LiveSchema.version)."
-                                           : "The live schema is up to date (version \(try await LiveSchema.installedVersion(on: pool) ?? LiveSchema.version)).")
+            let version = try await LiveSchema.installedVersion(on: pool) ?? LiveSchema.version
+            if installed {
+                StandardOutput.line("Installed live schema version \(LiveSchema.version).")
+            } else if version < LiveSchema.version {
+                StandardOutput.line("warning: the live schema is at version \(version), which this role may not upgrade to \(LiveSchema.version) "
+                                    + "(it is not the schema's owner): it keeps working; run `migrate live install` as its owner", to: STDERR_FILENO)
+            } else {
+                StandardOutput.line("The live schema is up to date (version \(version)).")
+            }
             let left = try await LiveSchema.unpinnedFunctions(on: pool)
             if !left.isEmpty {
                 StandardOutput.line("warning: \(left.count) function(s) of the live schema made by another role still run with their caller's search_path "

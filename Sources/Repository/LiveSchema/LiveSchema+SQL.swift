@@ -25,6 +25,7 @@ extension LiveSchema {
             installed_at timestamptz NOT NULL DEFAULT now(),
             installed_by text NOT NULL DEFAULT current_user
         );
+        GRANT SELECT ON live.schema_version TO PUBLIC;
 
         -- The notifications announcing `keys` (JSON texts, the longest `longest` bytes), each at
         -- most ~7,000 bytes of keys, under PostgreSQL's 8,000-byte limit; each still to be

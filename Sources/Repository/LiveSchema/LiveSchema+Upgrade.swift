@@ -2,10 +2,16 @@ extension LiveSchema {
     /// What every function of the `live` schema sets (`pg_proc.proconfig`), from version 2 on.
     static let pinnedConfiguration = "search_path=pg_catalog, pg_temp"
 
-    /// The functions of the `live` schema that still run with their caller's `search_path`.
+    /// Which functions of `pg_proc p` are the library's in the `live` schema (a function of
+    /// yours there is left as it is).
+    static let libraryFunctions = #"(p.proname LIKE 'announce\_%' OR p.proname = ANY (ARRAY['announcement_parts', 'announced_table', 'key_expression', "#
+        + #"'announcement_function', 'enable_change_notifications', 'disable_change_notifications', 'stream_partition_truncate']))"#
+
+    /// The library's functions in the `live` schema that still run with their caller's `search_path`.
     static let unpinnedQuery = """
         SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
-        WHERE p.pronamespace = pg_catalog.to_regnamespace('live') AND NOT coalesce('\(pinnedConfiguration)' = ANY (p.proconfig), false)
+        WHERE p.pronamespace = pg_catalog.to_regnamespace('live') AND \(libraryFunctions)
+          AND NOT coalesce('\(pinnedConfiguration)' = ANY (p.proconfig), false)
         ORDER BY 1
         """
 
@@ -34,15 +40,16 @@ extension LiveSchema {
         $remake$
         """#
 
-    /// Fixes the `search_path` of every function of the `live` schema that this role owns and
-    /// that still runs with its caller's; those of other roles stay (``unpinnedFunctions(on:)``).
+    /// Fixes the `search_path` of every function of the library's in the `live` schema that this
+    /// role owns and that still runs with its caller's; those of other roles stay (``unpinnedFunctions(on:)``).
     static let pinSQL = #"""
         DO $pin$
         DECLARE
             stale regprocedure;
         BEGIN
             FOR stale IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
-                         WHERE p.pronamespace = 'live'::regnamespace AND NOT coalesce('\#(pinnedConfiguration)' = ANY (p.proconfig), false) LOOP
+                         WHERE p.pronamespace = 'live'::regnamespace AND \#(libraryFunctions)
+                           AND NOT coalesce('\#(pinnedConfiguration)' = ANY (p.proconfig), false) LOOP
                 BEGIN
                     EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, pg_temp', stale);
                 EXCEPTION WHEN insufficient_privilege THEN

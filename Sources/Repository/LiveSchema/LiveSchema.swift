@@ -29,25 +29,41 @@ public enum LiveSchema {
     static let lockKey: Int64 = 0x6C69_7665_0000_0001
 
     /// Installs or upgrades the `live` schema; whether it did anything (false when this
-    /// version, or a newer one, is installed already).
+    /// version, or a newer one, is installed already — or an older one this role may not
+    /// upgrade, not being the schema's owner: it keeps working, and ``unpinnedFunctions(on:)``
+    /// names what its owner's install would bring up to date).
     @discardableResult
     public static func install(on database: Database) async throws -> Bool {
         try await database.transaction { connection in
             // Nothing here names the caller's objects: no function or operator of theirs is called.
             try await connection.query("SET LOCAL search_path = pg_catalog, pg_temp")
             try await connection.query("SELECT pg_advisory_xact_lock($1::int8)", [lockKey])
-            let installed = try await installedVersion(connection)
+            // An older schema is upgraded by a role that may (its owner): for another, it stays
+            // as it is — its triggers still announce — and this goes on, as before the upgrade.
+            try await connection.execute(script: "SAVEPOINT live_install")
+            let installed: Int?
+            do {
+                installed = try await installedVersion(connection)
+            } catch let error as PostgresError where error.sqlState == "42501" {
+                try await connection.execute(script: "ROLLBACK TO SAVEPOINT live_install")
+                return false  // a schema this role may not even read (version 1 granted nothing): not its to upgrade
+            }
             if let installed, installed >= version {
                 // Functions another role made stay behind until it (or a superuser) installs.
                 if try await !connection.query(unpinnedQuery).isEmpty { try await connection.execute(script: pinSQL) }
                 return false
             }
-            try await connection.execute(script: installSQL)
-            // The address book's old migrations made other triggers; version 1's are this one's.
-            if installed == nil { try await connection.query(reenableSQL) }
-            try await connection.execute(script: remakeSQL + ";\n" + pinSQL)
-            try await connection.query("INSERT INTO live.schema_version (version) VALUES ($1)", [version])
-            return true
+            do {
+                try await connection.execute(script: installSQL)
+                // The address book's old migrations made other triggers; version 1's are this one's.
+                if installed == nil { try await connection.query(reenableSQL) }
+                try await connection.execute(script: remakeSQL + ";\n" + pinSQL)
+                try await connection.query("INSERT INTO live.schema_version (version) VALUES ($1)", [version])
+                return true
+            } catch let error as PostgresError where installed != nil && error.sqlState == "42501" {
+                try await connection.execute(script: "ROLLBACK TO SAVEPOINT live_install")
+                return false
+            }
         }
     }
 

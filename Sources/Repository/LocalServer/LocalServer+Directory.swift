@@ -5,23 +5,27 @@ import Foundation
 extension LocalServer {
     /// Whether `name`, an entry of the directory `path`, is one a local server makes: its
     /// cluster (`data`, and a cluster being made), its log, and its socket and the socket's lock.
-    /// A `data` is a cluster only when it holds nothing but what `initdb` and the server make
-    /// (a folder of the user's named `data` is not), and `server.log` is the server's only beside one.
-    static func isOwnEntry(_ name: String, in path: String) -> Bool {
+    /// A `data` is a cluster only when it is one (or a start of one cut short): a folder of the
+    /// user's named `data` is not. Deleting, `server.log` is the server's only beside a cluster
+    /// (the user may have one of their own); starting, one left alone is taken as the server's.
+    static func isOwnEntry(_ name: String, in path: String, deleting: Bool = false) -> Bool {
         switch name {
         case "data": isCluster(path + "/data")
-        case "server.log": isCluster(path + "/data") || hasStaging(path)
+        case "server.log": !deleting || isCluster(path + "/data") || hasStaging(path)
         default: name.hasPrefix(stagingPrefix) || name.hasPrefix(".s.PGSQL.")
         }
     }
 
-    /// Whether `path` holds only what `initdb`, the server and these settings make.
+    /// Whether `path` is a cluster: it holds `PG_VERSION` (whatever else: a `.DS_Store`, a
+    /// `standby.signal`), or — a start of an earlier version cut short — nothing but what
+    /// `initdb`, the server and these settings make.
     static func isCluster(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
               let entries = try? FileManager.default.contentsOfDirectory(atPath: path) else { return false }
+        if entries.contains("PG_VERSION") { return true }
         return entries.allSatisfy { entry in
-            ["pg_", "PG_", "postgresql", "postmaster"].contains { entry.hasPrefix($0) }
+            ["pg_", "postgresql", "postmaster"].contains { entry.hasPrefix($0) }
                 || ["base", "global", "current_logfiles", "log", settingsFile].contains(entry)
         }
     }
@@ -60,7 +64,7 @@ extension LocalServer {
         // Nothing a local server makes is there (a server's own `data` directory, named by
         // mistake): no lock either, whose file beside it would be a foreign file where it is.
         // (Left as it is: a start holding the lock may have just made it, empty.)
-        guard ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains(where: { isOwnEntry($0, in: path) }) else { return false }
+        guard ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains(where: { isOwnEntry($0, in: path, deleting: true) }) else { return false }
         let lock = try await StartLock.acquire(for: path)
         defer { withExtendedLifetime(lock) {} }
         var deleted = false
@@ -76,7 +80,7 @@ extension LocalServer {
             throw LocalServerError("could not read the server's directory \(TerminalText.escaped(path, limit: 400)): \(reason(error))")
         }
         // Judged before any is deleted: the log is the server's beside its cluster.
-        for entry in entries.filter({ isOwnEntry($0, in: path) }) {
+        for entry in entries.filter({ isOwnEntry($0, in: path, deleting: true) }) {
             do {
                 try FileManager.default.removeItem(atPath: path + "/" + entry)
             } catch {

@@ -12,8 +12,10 @@ enum ConnectFailure {
             ("remaining connection slots are reserved", "53300"),
             ("too many connections for", "53300"),
             ("the database system is starting up", "57P03"),
+            ("the database system is not yet accepting connections", "57P03"),
             ("the database system is shutting down", "57P03"),
             ("the database system is in recovery mode", "57P03"),
+            ("terminating connection due to administrator command", "57P01"),
         ]
         if let match = known.first(where: { message.contains($0.wording) }) { return match.sqlState }
         if message.contains("FATAL:"), message.contains("database \""), message.contains("\" does not exist") { return "3D000" }
@@ -21,14 +23,19 @@ enum ConnectFailure {
         return nil
     }
 
-    /// Whether an attempt that failed with `error` may succeed if made again soon: the server
-    /// was full or starting, or did not answer as a server (refused, unreachable). One the
-    /// server refused for another reason — a wrong password, a database or role that does not
-    /// exist — fails the same way again, and each attempt counts against the account where the
-    /// server checks passwords elsewhere (LDAP locks accounts after a few): it is not repeated.
+    /// The refusals that come again however often the attempt is made: a wrong password, a
+    /// role or database that does not exist, no `pg_hba.conf` entry.
+    static let permanent: Set<String> = ["28P01", "28000", "3D000"]
+
+    /// Whether an attempt that failed with `error` may succeed if made again soon. One the
+    /// server refused for a reason that does not change (``permanent``) fails the same way
+    /// again, and each attempt counts against the account where the server checks passwords
+    /// elsewhere (LDAP locks accounts after a few): it is not repeated. Anything else — a full
+    /// or starting server, no answer, a reason not recognised (a server whose messages are in
+    /// another language) — may pass.
     static func isWorthRetrying(_ error: any Error) -> Bool {
         guard let error = error as? PostgresError, error.kind == .connectionFailed else { return true }
-        if let sqlState = error.sqlState ?? sqlState(of: error.message) { return sqlState == "53300" || sqlState == "57P03" }
-        return !error.message.contains("FATAL:")
+        guard let sqlState = error.sqlState ?? sqlState(of: error.message) else { return true }
+        return !permanent.contains(sqlState)
     }
 }

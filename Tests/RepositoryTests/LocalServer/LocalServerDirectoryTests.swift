@@ -44,10 +44,18 @@ struct LocalServerDirectoryTests {
         // in the server's directory, where it would be a file no server made (a stranger's run).
         #expect(try await LocalServer.delete(directory: server + "/data") == false)
         #expect(try FileManager.default.contentsOfDirectory(atPath: server).allSatisfy { LocalServer.isOwnEntry($0, in: server) })
+        // A cluster holding a file the server did not make (Finder's, a standby's signal) is still its own.
+        try "".write(toFile: server + "/data/.DS_Store", atomically: true, encoding: .utf8)
         try await LocalServer.start(.persistent(directory: server)).stop()
         try "notes".write(toFile: server + "/notes.txt", atomically: true, encoding: .utf8)
         #expect(try await LocalServer.delete(directory: server))
         #expect(try FileManager.default.contentsOfDirectory(atPath: server) == ["notes.txt"])
+        // Its log left alone (the cluster deleted by hand): a start takes it as its own.
+        let logOnly = LocalServerStartupTests.scratch("log-only")
+        defer { try? FileManager.default.removeItem(atPath: logOnly) }
+        try await LocalServer.start(.persistent(directory: logOnly)).stop()
+        try FileManager.default.removeItem(atPath: logOnly + "/data")
+        try await LocalServer.start(.persistent(directory: logOnly)).stop()
         // A server's alone, running: stopped, and the directory goes.
         let alone = LocalServerStartupTests.scratch("alone")
         _ = try await LocalServer.start(.persistent(directory: alone))

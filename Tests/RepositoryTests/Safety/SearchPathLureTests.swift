@@ -149,6 +149,13 @@ struct SearchPathLureTests {
                 SELECT live.enable_change_notifications('theirs');
                 """)
         }
+        // A role that may not upgrade it (no CREATE on the database, owns nothing) goes on as before.
+        let asWriter = Database(database.configuration, maximumConnections: 1)
+        defer { asWriter.close() }
+        try await asWriter.withConnection { try await $0.execute(script: "SET ROLE \(writer)") }
+        #expect(try await LiveSchema.install(on: asWriter) == false)
+        #expect(try await LiveSchema.installedVersion(on: database) == 1)
+
         let asInstaller = Database(database.configuration, maximumConnections: 1)
         defer { asInstaller.close() }
         try await asInstaller.withConnection { try await $0.execute(script: "SET ROLE \(installer)") }
