@@ -183,9 +183,7 @@ public struct ConnectionConfiguration: Sendable {
         if let statementTimeout {
             parameters.append(("options", "-c statement_timeout=\(Self.limitMilliseconds(statementTimeout))"))
         }
-        // Last, over the connection string's and PGCLIENTENCODING: the library sends and reads
-        // UTF-8, so text in another client encoding would be stored converted twice, unnoticed.
-        return parameters + overrides + [("client_encoding", "UTF8")]
+        return parameters + overrides
     }
 
     /// `duration` as a server's limit in milliseconds: rounded up, so that a positive limit

@@ -19,7 +19,23 @@ func openLibpqConnection(_ configuration: ConnectionConfiguration) throws -> Opa
     }
     // Server notices (RAISE NOTICE, "arrived while idle") must not reach stderr.
     PQsetNoticeProcessor(pg, { _, _ in }, nil)
+    try useUTF8(pg, configuration)
     return pg
+}
+
+/// Has the connection talk UTF-8 when the connection string or `PGCLIENTENCODING` asked for
+/// another encoding: the library sends and reads UTF-8, so text in another client encoding would
+/// be stored converted twice, and read back looking right. A `SQL_ASCII` database converts
+/// nothing either way, and the library checks what it reads itself: its connections are left
+/// as they are. (A round trip only when another encoding was asked for.)
+private func useUTF8(_ pg: OpaquePointer, _ configuration: ConnectionConfiguration) throws {
+    let setting = { (name: String) in PQparameterStatus(pg, name).map { String(cString: $0) } }
+    guard let client = setting("client_encoding"), client != "UTF8", setting("server_encoding") != "SQL_ASCII" else { return }
+    guard PQsetClientEncoding(pg, "UTF8") == 0 else {
+        let message = String(cString: PQerrorMessage(pg))
+        PQfinish(pg)
+        throw PostgresError(.connectionFailed, "could not set the client encoding to UTF8 (it was \(client)): \(configuration.redact(Connection.tidy(message)))")
+    }
 }
 
 /// Opens a libpq connection on a thread of its own (connecting blocks: name resolution, TLS,
