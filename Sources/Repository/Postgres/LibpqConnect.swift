@@ -72,6 +72,8 @@ func openLibpqConnectionOffThePool(_ configuration: ConnectionConfiguration) asy
 /// Who waits for a connection being opened: the waiting task until it is resumed — by the
 /// attempt's end or by its cancellation, whichever comes first.
 private final class ConnectAttempt: Sendable {
+    /// A leaf lock, taken by the waiting task, the connect thread or the cancellation handler
+    /// with no other lock held; continuations are resumed after it is released.
     private let state = Locked<(waiting: CheckedContinuation<SocketPoller.Handed, any Error>?, cancelled: Bool)>((nil, false))
 
     /// The task waits: false when it was cancelled already.
