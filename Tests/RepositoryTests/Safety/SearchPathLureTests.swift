@@ -89,7 +89,7 @@ struct SearchPathLureTests {
         defer { lured.close() }
         try await lured.withConnection { try await $0.execute(script: "SET search_path = lure, public") }
         #expect(try await LiveSchema.install(on: lured))
-        #expect(try await LiveSchema.installedVersion(on: database) == 2)
+        #expect(try await LiveSchema.installedVersion(on: database) == LiveSchema.version)
         #expect(try await LiveSchema.unpinnedFunctions(on: database) == [])
         try await LiveSchema.enable("doc", on: lured)
         try await LiveSchema.disable("doc", on: lured)
@@ -160,7 +160,7 @@ struct SearchPathLureTests {
         defer { asInstaller.close() }
         try await asInstaller.withConnection { try await $0.execute(script: "SET ROLE \(installer)") }
         #expect(try await LiveSchema.install(on: asInstaller))
-        #expect(try await LiveSchema.installedVersion(on: database) == 2)
+        #expect(try await LiveSchema.installedVersion(on: database) == LiveSchema.version)
         // The function for `theirs`' key shape is the superuser's: the installer could not make it anew.
         let left = try await LiveSchema.unpinnedFunctions(on: database)
         #expect(left.count == 1 && left[0].hasPrefix("live.announce_"), "\(left)")
