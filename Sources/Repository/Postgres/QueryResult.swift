@@ -21,24 +21,28 @@ public struct QueryResult: Sendable, RandomAccessCollection {
     /// Every cell's bytes, row by row; a cell is a range into it, or nil for NULL.
     let storage: [UInt8]
     let cells: [Range<Int>?]
+    /// How many rows: a statement's rows may have no columns (`SELECT FROM t`), so this is not
+    /// told by the cells.
+    let rowCount: Int
 
-    init(columns: [Column], storage: [UInt8], cells: [Range<Int>?], commandTag: String, affectedRows: Int) {
+    init(columns: [Column], storage: [UInt8], cells: [Range<Int>?], rowCount: Int, commandTag: String, affectedRows: Int) {
         self.columns = columns
         self.storage = storage
         self.cells = cells
+        self.rowCount = rowCount
         self.commandTag = commandTag
         self.affectedRows = affectedRows
     }
 
     /// The same rows with `columns` (the same names, their types described by the catalog).
     func replacingColumns(_ columns: [Column]) -> QueryResult {
-        QueryResult(columns: columns, storage: storage, cells: cells, commandTag: commandTag, affectedRows: affectedRows)
+        QueryResult(columns: columns, storage: storage, cells: cells, rowCount: rowCount, commandTag: commandTag, affectedRows: affectedRows)
     }
 
     /// The first row's index.
     public var startIndex: Int { 0 }
     /// One past the last row's index.
-    public var endIndex: Int { columns.isEmpty ? 0 : cells.count / columns.count }
+    public var endIndex: Int { rowCount }
     /// The row at `index`.
     public subscript(index: Int) -> Row { Row(result: self, index: index) }
 

@@ -27,7 +27,7 @@ enum ResultReader {
             }
         }
         let tag = String(cString: PQcmdStatus(raw))
-        return QueryResult(columns: columns, storage: storage, cells: cells, commandTag: tag,
+        return QueryResult(columns: columns, storage: storage, cells: cells, rowCount: rowCount, commandTag: tag,
                            affectedRows: Int(String(cString: PQcmdTuples(raw))) ?? rowCount)
     }
 

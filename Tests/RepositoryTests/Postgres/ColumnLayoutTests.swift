@@ -13,7 +13,7 @@ struct ColumnLayoutTests {
     /// A one-row result of text cells under `names`.
     static func result(_ names: [String]) -> QueryResult {
         QueryResult(columns: names.map { QueryResult.Column(name: $0, type: .text) }, storage: [],
-                    cells: names.map { _ in 0..<0 }, commandTag: "SELECT 1", affectedRows: 1)
+                    cells: names.map { _ in 0..<0 }, rowCount: 1, commandTag: "SELECT 1", affectedRows: 1)
     }
 
     @Test("any order of lookups over narrow and wide results, with repeated and missing columns, agrees with a plain search", .shrinking)
@@ -55,7 +55,7 @@ struct ColumnLayoutTests {
         let storage = Array("aliceal".utf8)
         let result = QueryResult(columns: ["phone_number", "name", "nick_name"].map { QueryResult.Column(name: $0, type: .text) },
                                  storage: storage, cells: [nil, 0..<5, 5..<7, 0..<5, 0..<5, nil],
-                                 commandTag: "SELECT 2", affectedRows: 2)
+                                 rowCount: 2, commandTag: "SELECT 2", affectedRows: 2)
         #expect(try result.decode(Contact.self) == [Contact(name: "alice", nickName: "al"), Contact(name: "alice", phoneNumber: "alice")])
     }
 

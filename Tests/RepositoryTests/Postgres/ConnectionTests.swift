@@ -34,6 +34,15 @@ struct ConnectionTests {
         #expect(try await database.query("SELECT * FROM t").columns.count == 2)
     }
 
+    @Test("rows with no columns are still rows: SELECT FROM a table counts its rows (helper 77 found 0)")
+    func rowsWithoutColumns() async throws {
+        let result = try await database.query("SELECT FROM generate_series(1, 3)")
+        #expect(result.columns.isEmpty && result.count == 3 && result.affectedRows == 3)
+        struct Nothing: Decodable, Equatable {}
+        #expect(try result.decode(Nothing.self) == [Nothing(), Nothing(), Nothing()])
+        #expect(try await database.query("SELECT FROM generate_series(1, 0)").isEmpty)
+    }
+
     @Test("a transaction commits when its body returns")
     func commit() async throws {
         try await database.query("CREATE TABLE accounts (id int PRIMARY KEY, balance int)")

@@ -234,7 +234,7 @@ final class ReplicationSession: FeedSession {
     /// The relation with its columns' types as reads describe them (see ``TypeCatalog``), so
     /// that its rows decode as read rows do: a domain as its base type, as results give it.
     private func described(_ relation: PgOutputMessage.Relation) -> PgOutputMessage.Relation {
-        let columns = QueryResult(columns: relation.resultColumns, storage: [], cells: [], commandTag: "", affectedRows: 0)
+        let columns = QueryResult(columns: relation.resultColumns, storage: [], cells: [], rowCount: 0, commandTag: "", affectedRows: 0)
         let described = types.describing(columns) { [queries, statementDeadline] sql, values in
             try queries.query(sql, values, deadline: statementDeadline)
         }

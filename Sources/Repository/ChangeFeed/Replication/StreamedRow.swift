@@ -63,7 +63,7 @@ import Synchronization
 
     /// Rows of the same columns as one read returns them, each with its version.
     @usableFromInline static func result(_ rows: some Collection<StreamedRow>) -> QueryResult {
-        guard let first = rows.first else { return QueryResult(columns: [], storage: [], cells: [], commandTag: "", affectedRows: 0) }
+        guard let first = rows.first else { return QueryResult(columns: [], storage: [], cells: [], rowCount: 0, commandTag: "", affectedRows: 0) }
         var storage: [UInt8] = []
         storage.reserveCapacity(rows.reduce(0) { total, row in row.cells.reduce(total + 4) { $0 + ($1?.count ?? 0) } })
         var ranges: [Range<Int>?] = []
@@ -79,7 +79,7 @@ import Synchronization
             storage += (0..<4).reversed().map { UInt8(truncatingIfNeeded: xid >> ($0 * 8)) }
         }
         return QueryResult(columns: first.columns + [QueryResult.Column(name: RowVersion.column, type: .xid)], storage: storage,
-                           cells: ranges, commandTag: "", affectedRows: rows.count)
+                           cells: ranges, rowCount: rows.count, commandTag: "", affectedRows: rows.count)
     }
 }
 
