@@ -23,6 +23,13 @@ enum ConnectFailure {
         return nil
     }
 
+    /// Whether libpq refused a setting of the connection string itself — `sslmode=bogus`,
+    /// `port=abc`, three ports for two hosts — before reaching any server: its own messages,
+    /// which do not depend on the server's language.
+    static func refusesSetting(_ message: String) -> Bool {
+        message.hasPrefix("invalid ") || message.hasPrefix("could not match ") || message.contains("\" for connection option \"")
+    }
+
     /// The refusals that come again however often the attempt is made: a wrong password, a
     /// role or database that does not exist, no `pg_hba.conf` entry.
     static let permanent: Set<String> = ["28P01", "28000", "3D000"]
@@ -34,6 +41,7 @@ enum ConnectFailure {
     /// or starting server, no answer, a reason not recognised (a server whose messages are in
     /// another language) — may pass.
     static func isWorthRetrying(_ error: any Error) -> Bool {
+        if let error = error as? PostgresError, error.kind == .invalidConfiguration { return false }  // a setting libpq refused
         guard let error = error as? PostgresError, error.kind == .connectionFailed else { return true }
         guard let sqlState = error.sqlState ?? sqlState(of: error.message) else { return true }
         return !permanent.contains(sqlState)

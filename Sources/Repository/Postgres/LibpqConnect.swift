@@ -3,7 +3,8 @@ import Foundation
 
 /// Opens a libpq connection, blocking the calling thread (a connection's or the feed's own).
 /// - Throws: ``PostgresError`` of kind ``PostgresError/Kind/connectionFailed`` with libpq's
-///   reason, password removed.
+///   reason, password removed — or ``PostgresError/Kind/invalidConfiguration`` where libpq
+///   refused one of the settings (`sslmode=bogus`) before reaching a server.
 func openLibpqConnection(_ configuration: ConnectionConfiguration) throws -> OpaquePointer {
     let parameters = configuration.connectParameters()
     let pg = withCStringArrays(parameters.map(\.key), parameters.map(\.value)) { keys, values in
@@ -12,7 +13,8 @@ func openLibpqConnection(_ configuration: ConnectionConfiguration) throws -> Opa
     guard let pg, PQstatus(pg) == CONNECTION_OK else {
         let message = pg.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
         PQfinish(pg)
-        var error = PostgresError(.connectionFailed, configuration.redact(Connection.tidy(message)))
+        let tidy = Connection.tidy(message)
+        var error = PostgresError(ConnectFailure.refusesSetting(tidy) ? .invalidConfiguration : .connectionFailed, configuration.redact(tidy))
         error.sqlState = ConnectFailure.sqlState(of: message)
         error.statementWasNotSent = true  // no connection, no statement
         throw error

@@ -15,7 +15,8 @@ public struct PostgresError: Error, Sendable, Hashable {
         private let name: Name
         private init(_ name: Name) { self.name = name }
 
-        /// The connection string or URL is malformed.
+        /// The connection string or URL is malformed, or libpq refused one of its settings
+        /// (`sslmode=bogus`, `port=abc`) when connecting.
         public static let invalidConfiguration = Kind(.invalidConfiguration)
         /// The connection could not be established (server down, wrong host, authentication…).
         public static let connectionFailed = Kind(.connectionFailed)

@@ -36,6 +36,22 @@ struct ConnectionErrorTests {
         #expect(error?.kind == .connectionFailed)
     }
 
+    @Test("a setting libpq refuses (sslmode=bogus, port=abc, three ports for two hosts) is a configuration error, not tried again (helper 77 waited through retries)")
+    func refusedSettings() async throws {
+        for (setting, wording) in [("sslmode=bogus", #"invalid sslmode value: "bogus""#), ("port=abc", #"invalid integer value "abc" for connection option "port""#),
+                                   ("host=a,b port=1,2,3", "could not match 3 port numbers to 2 hosts"),
+                                   ("target_session_attrs=x", #"invalid target_session_attrs value: "x""#)] {
+            let configuration = try ConnectionConfiguration(conninfo: "host=/nonexistent/socket/dir dbname=x " + setting)
+            let direct = await #expect(throws: PostgresError.self) { try await Connection.connect(configuration) }
+            #expect(direct?.kind == .invalidConfiguration && direct?.message.contains(wording) == true, "\(setting): \(String(describing: direct))")
+            if let direct { #expect(!OpenRetry(direct).waits(othersOpen: true, deadline: .seconds(60)), "\(setting)") }
+            let pool = Database(configuration)
+            defer { pool.close() }
+            let pooled = await #expect(throws: PostgresError.self) { try await pool.query("SELECT 1") }
+            #expect(pooled?.kind == .invalidConfiguration, "\(setting)")
+        }
+    }
+
     @Test("a wrong password is refused, and the password appears nowhere in the error")
     func wrongPassword() async throws {
         let target = try await TestServer.shared.value
@@ -103,6 +119,9 @@ struct ConnectionErrorTests {
             // Another language's wording is not recognised: tried again, as a full server would be.
             ("connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  Passwort-Authentifizierung für Benutzer »a« fehlgeschlagen", nil, true),
         ]
+        // libpq's refusal of connect_timeout comes once a host is tried (this one is found by wording alone).
+        #expect(ConnectFailure.refusesSetting(#"connection to server on socket "/tmp/.s.PGSQL.5432" failed: invalid integer value "x" for connection option "connect_timeout""#))
+        #expect(!cases.contains { ConnectFailure.refusesSetting($0.0) })
         for (message, sqlState, retried) in cases {
             var error = PostgresError(.connectionFailed, message)
             error.sqlState = ConnectFailure.sqlState(of: message)
