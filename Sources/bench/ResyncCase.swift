@@ -23,6 +23,7 @@ extension Cases {
         var library = Samples()
         var cpu = Samples()
         let rounds = ProcessInfo.processInfo.environment["RESYNC_ROUNDS"].flatMap(Int.init).map { max(1, $0) } ?? 5
+        log("resync: \(rounds) rounds…")
         for _ in 1...rounds {
             let before = repository.rowsRead
             let cpuBefore = processCPUTime()

@@ -25,14 +25,20 @@ struct IdentityEntry: Sendable {
     var all: [any AnyLiveStore] { leases.compactMap { $0.lease?.anyStore } }
 
     /// Calls `body` with each live store of the row (no array made: this runs for every
-    /// announced row).
-    func forEachStore(_ body: (any AnyLiveStore) -> Void) {
+    /// announced row); whether there was one.
+    @discardableResult
+    func forEachStore(_ body: (any AnyLiveStore) -> Void) -> Bool {
+        var found = false
         // By index: iterating would copy each weak reference.
-        for index in leases.indices { if let lease = leases[index].lease { body(lease.anyStore) } }
+        for index in leases.indices { if let lease = leases[index].lease { body(lease.anyStore); found = true } }
+        return found
     }
 
     /// Whether no store of the row is held any more.
-    var isEmpty: Bool { !leases.contains { $0.lease != nil } }
+    var isEmpty: Bool {
+        for index in leases.indices where leases[index].lease != nil { return false }
+        return true
+    }
 
     /// Adds `lease`, dropping those nobody holds any more (the caller holds none of its type).
     mutating func add(_ lease: any AnyStoreLease) {

@@ -101,10 +101,19 @@ struct IdentityMap: Sendable {
         return live
     }
 
-    /// Every live store, dropping the entries none is left in.
+    /// Every live store, dropping the entries none is left in. One pass over the entries when
+    /// none is empty (as after a reconnection, when every store is re-read); a second, which
+    /// makes each table's dictionaries anew, only when some are.
     mutating func liveStores() -> [any AnyLiveStore] {
-        dropEmptyEntries()
-        return allStores()
+        var live: [any AnyLiveStore] = []
+        live.reserveCapacity(count)
+        var emptyFound = false
+        for entries in tables.values {
+            for entry in entries.rows.values { emptyFound = !entry.forEachStore { live.append($0) } || emptyFound }
+            for entry in entries.aggregates.values { emptyFound = !entry.forEachStore { live.append($0) } || emptyFound }
+        }
+        if emptyFound { dropEmptyEntries() }
+        return live
     }
 
     private func forEachStore(_ body: (any AnyLiveStore) -> Void) {
