@@ -44,10 +44,16 @@ extension LiveRepository {
     }
 
     /// After an outage, or reads made without the feed: every live row is re-read and every
-    /// live query run again.
+    /// live query run again. A query's members are read by its run, in one statement and one
+    /// update of its list (those that leave it are read on their own after: see
+    /// ``RecordQueryRouter/rereadLeavers(of:before:runFailed:)``).
     func resyncEverything() {
-        scheduleRefresh(identity.withLock { $0.liveStores() })
-        rerunQueries()
+        let queries = queries.withLock { $0.live() }
+        var members = Set<ObjectIdentifier>()
+        for (query, _) in queries { members.formUnion(query.memberStores()) }
+        let stores = identity.withLock { $0.liveStores() }
+        scheduleRefresh(members.isEmpty ? stores : stores.filter { !members.contains(ObjectIdentifier($0)) })
+        for (query, _) in queries { query.rerun() }
     }
 
     /// A re-read failed: once the repair's delay is over (see ``RereadRepair``), everything

@@ -159,11 +159,6 @@ extension LiveRepository {
         }
         return routed
     }
-
-    /// After an outage: every live query is run again.
-    func rerunQueries() {
-        for (query, _) in queries.withLock({ $0.live() }) { query.rerun() }
-    }
 }
 
 /// What the repository needs of a live query without knowing its element type.
@@ -176,6 +171,13 @@ protocol AnyLiveQuery: AnyObject, Sendable {
     func changed(_ changes: [Change])
     /// Anything may have changed: run the whole query again.
     func rerun()
+    /// The live stores (by identity) to which its whole run gives their rows.
+    func memberStores() -> Set<ObjectIdentifier>
+}
+
+extension AnyLiveQuery {
+    /// None: a query that shows what it reads itself holds no live stores.
+    func memberStores() -> Set<ObjectIdentifier> { [] }
 }
 
 extension LiveQueryStore: AnyLiveQuery where Element.ID: Decodable {

@@ -1,0 +1,53 @@
+import Foundation
+import IdentifiedCollections
+@testable import Repository
+import Testing
+
+/// A live query across an outage of the change feed: what changed meanwhile comes back as the
+/// query's next run, in one update of its list.
+@Suite("Live queries after an outage")
+struct QueryResyncTests {
+    struct Item: Record, Equatable {
+        static let tableName = "items"
+        var id: Int64
+        var generation: Int
+    }
+
+    @Test("every row changed while the feed was away comes back in one list update, from one run of the query; a row that left a query is read on its own (a stranger saw a list half old, half new)")
+    func oneUpdateAfterAnOutage() async throws {
+        let database = try await TestServer.makeDatabase()
+        try await database.query("CREATE TABLE items (id bigint PRIMARY KEY, generation int NOT NULL)")
+        try await LiveSchema.enable("items", on: database)
+        // More rows than one batch of a re-read (1,000), so that row by row they would come in parts.
+        try await database.query("INSERT INTO items SELECT g, 0 FROM generate_series(1, 3000) g")
+        let repository = LiveRepository(database)
+        defer { repository.close() }
+        let others = try await repository.readAll(Item.self, where: "id > $1", parameters: [1], orderBy: [.ascending(\.id)])
+        // Row 1 is a member of this query only, which it leaves: nothing reads it but itself.
+        let firstGeneration = try await repository.readAll(Item.self, where: "generation = $1", parameters: [0], orderBy: [.ascending(\.id)])
+        let one = try await repository.read(Item.self, id: 1)
+        let lists = Recorder<Set<Int>>()  // the generations each list published holds
+        let subscription = others.observe { lists.append(Set($0.new.map(\.generation))) }
+        defer { subscription.cancel() }
+        let name = try await database.query("SELECT current_database()")[0].decode(String.self, at: 0)
+        func feedListens() async throws -> Bool {
+            try await database.query("SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% (change feed)'", [name])[0]
+                .decode(Int.self, at: 0) == 1
+        }
+        #expect(try await eventually { try await feedListens() })
+
+        // The feed cut and kept out (no new connection to the database) while every row changes,
+        // through a connection open already.
+        let admin = try await TestServer.admin.value
+        try await database.withConnection { connection in
+            try await admin.query("ALTER DATABASE \(SQLIdentifier.quoted(name)) ALLOW_CONNECTIONS false")
+            try await admin.query("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% (change feed)'", [name])
+            try await connection.query("UPDATE items SET generation = 1")
+            try await admin.query("ALTER DATABASE \(SQLIdentifier.quoted(name)) ALLOW_CONNECTIONS true")
+        }
+        #expect(try await eventually { others.value.count == 2999 && others.value.allSatisfy { $0.generation == 1 } })
+        #expect(try await eventually { firstGeneration.value.isEmpty && one.value.generation == 1 })
+        #expect(lists.all.allSatisfy { $0.count == 1 }, "lists published with rows of both generations: \(lists.all.filter { $0.count > 1 }.count) of \(lists.count)")
+        #expect(lists.count == 1)
+    }
+}
