@@ -44,16 +44,22 @@ extension LiveRepository {
     }
 
     /// After an outage, or reads made without the feed: every live row is re-read and every
-    /// live query run again. A query's members are read by its run, in one statement and one
-    /// update of its list (those that leave it are read on their own after: see
-    /// ``RecordQueryRouter/rereadLeavers(of:before:runFailed:)``).
+    /// live query run again. The rows of a type live queries hold go through their router,
+    /// after the queries' whole runs, so that each list changes in one update (see
+    /// ``RecordQueryRouter/resync(_:)``); the others are re-read here.
     func resyncEverything() {
         let queries = queries.withLock { $0.live() }
-        var members = Set<ObjectIdentifier>()
-        for (query, _) in queries { members.formUnion(query.memberStores()) }
-        let stores = identity.withLock { $0.liveStores() }
-        scheduleRefresh(members.isEmpty ? stores : stores.filter { !members.contains(ObjectIdentifier($0)) })
-        for (query, _) in queries { query.rerun() }
+        let routedTypes = Set(queries.compactMap { $0.routesRowsTo != nil && $0.query.follows($0.query.tableName) ? $0.routesRowsTo : nil })
+        var routed: [ObjectIdentifier: [any AnyLiveStore]] = [:]
+        var others: [any AnyLiveStore] = []
+        for store in identity.withLock({ $0.liveStores() }) {
+            let type = ObjectIdentifier(type(of: store))
+            if routedTypes.contains(type) { routed[type, default: []].append(store) } else { others.append(store) }
+        }
+        scheduleRefresh(others)
+        for (query, routesRowsTo) in queries {
+            if let routesRowsTo, routedTypes.contains(routesRowsTo) { query.resync(routed[routesRowsTo] ?? []) } else { query.rerun() }
+        }
     }
 
     /// A re-read failed: once the repair's delay is over (see ``RereadRepair``), everything

@@ -154,7 +154,7 @@ enum RecordColumnNames {
         guard !changed.isEmpty else { return changed }
         let key = Self.managedColumns
         if let edited = values.first(where: { changed.contains($0.property) && key.contains($0.column) }) {
-            throw PostgresError(.invalidParameter, "column \(TerminalText.name(edited.column)) is part of the key of \(TerminalText.name(R.tableName)): a live row's key cannot be edited (insert a new row instead)")
+            throw PostgresError(.invalidParameter, "column \(TerminalText.name(edited.column)) is part of the key of \(TerminalText.escaped(R.tableName)): a live row's key cannot be edited (insert a new row instead)")
         }
         try refuseUnstorableText(among: changed)
         return changed

@@ -171,13 +171,14 @@ protocol AnyLiveQuery: AnyObject, Sendable {
     func changed(_ changes: [Change])
     /// Anything may have changed: run the whole query again.
     func rerun()
-    /// The live stores (by identity) to which its whole run gives their rows.
-    func memberStores() -> Set<ObjectIdentifier>
+    /// After an outage: run whole again, and take these stores' rows (those of the type it
+    /// routes rows to: see ``RecordQueryRouter/resync(_:)``).
+    func resync(_ stores: [any AnyLiveStore])
 }
 
 extension AnyLiveQuery {
-    /// None: a query that shows what it reads itself holds no live stores.
-    func memberStores() -> Set<ObjectIdentifier> { [] }
+    /// A query that shows what it reads itself runs whole again (it routes no rows to stores).
+    func resync(_ stores: [any AnyLiveStore]) { rerun() }
 }
 
 extension LiveQueryStore: AnyLiveQuery where Element.ID: Decodable {

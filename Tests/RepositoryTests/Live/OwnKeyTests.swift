@@ -85,7 +85,9 @@ struct OwnKeyTests {
         #expect(ada.value.name == "Ada")
         try await again.save()
         ada[\.userId].value = "lovelace"                       // a key is not edited in place
-        await #expect(throws: LiveRecordError.self) { try await ada.save() }
+        let refused = await #expect(throws: LiveRecordError.self) { try await ada.save() }
+        // The table as its record spells it, as SQL does (`crm."Order Lines"`), not quoted again as a string.
+        #expect(refused.map { "\($0)" }?.contains("column user_id is part of the key of accounts: a live row's key cannot be edited") == true, "\(String(describing: refused))")
         #expect(ada.value.userId == "ada")
         try await database.query("DELETE FROM accounts WHERE user_id = 'ada'")
         #expect(try await eventually { ada.liveState == .deleted })

@@ -13,7 +13,7 @@ struct QueryResyncTests {
         var generation: Int
     }
 
-    @Test("every row changed while the feed was away comes back in one list update, from one run of the query; a row that left a query is read on its own (a stranger saw a list half old, half new)")
+    @Test("every row changed while the feed was away comes back in one update of each list, two overlapping queries alike; a row that left a query, held by a handle, is read too (a stranger saw a list half old, half new)")
     func oneUpdateAfterAnOutage() async throws {
         let database = try await TestServer.makeDatabase()
         try await database.query("CREATE TABLE items (id bigint PRIMARY KEY, generation int NOT NULL)")
@@ -27,8 +27,10 @@ struct QueryResyncTests {
         let firstGeneration = try await repository.readAll(Item.self, where: "generation = $1", parameters: [0], orderBy: [.ascending(\.id)])
         let one = try await repository.read(Item.self, id: 1)
         let lists = Recorder<Set<Int>>()  // the generations each list published holds
-        let subscription = others.observe { lists.append(Set($0.new.map(\.generation))) }
-        defer { subscription.cancel() }
+        let sizes = Recorder<Int>()       // the rows each list of the first generation published holds
+        let subscriptions = [others.observe { lists.append(Set($0.new.map(\.generation))) },
+                             firstGeneration.observe { sizes.append($0.new.count) }]
+        defer { subscriptions.forEach { $0.cancel() } }
         let name = try await database.query("SELECT current_database()")[0].decode(String.self, at: 0)
         func feedListens() async throws -> Bool {
             try await database.query("SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% (change feed)'", [name])[0]
@@ -49,5 +51,6 @@ struct QueryResyncTests {
         #expect(try await eventually { firstGeneration.value.isEmpty && one.value.generation == 1 })
         #expect(lists.all.allSatisfy { $0.count == 1 }, "lists published with rows of both generations: \(lists.all.filter { $0.count > 1 }.count) of \(lists.count)")
         #expect(lists.count == 1)
+        #expect(sizes.all == [0], "the rows leave the other query in one update: \(sizes.all.prefix(5))")
     }
 }

@@ -105,6 +105,14 @@ package struct QueryRoutes<ID: Hashable & Sendable>: Sendable {
         return start()
     }
 
+    /// After an outage: every query runs whole, then the rows with these keys are routed (see
+    /// ``RecordQueryRouter/resync(_:)``); true when the caller must start the loop.
+    mutating func resync(_ ids: some Sequence<ID>) -> Bool {
+        let runs = rerunAll()
+        let keys = announce(ids)
+        return runs || keys
+    }
+
     /// Every query must run whole again (the feed reconnected, a table was truncated).
     mutating func rerunAll() -> Bool {
         fullRuns.formUnion(checks.keys)

@@ -21,9 +21,9 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
     private let specializedRoute = Locked<RoutePass<R>?>(nil)
     /// The queries, held weakly (a query lives while its handles do), with their conditions and
     /// the first loads waiting for their run.
-    let queries = Locked<[ObjectIdentifier: Entry]>([:])
+    private let queries = Locked<[ObjectIdentifier: Entry]>([:])
 
-    struct Entry {
+    private struct Entry {
         weak var query: LiveQueryStore<R>?
         let predicate: QueryPredicate
         var load: CheckedContinuation<Void, any Error>?
@@ -129,14 +129,11 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
     /// The query's own whole run; its first load's waiter, if any, hears how it went.
     private func runWhole(_ id: ObjectIdentifier) async {
         guard let query = liveQuery(id) else { return }
-        let before = Self.stores(of: query.members)
         do {
             try await query.refresh(nil)
             routes.withLock { $0.record(id, checked: nil, matching: Set(query.elements.ids)) }
             takeLoad(id)?.resume()
-            rereadLeavers(of: query, before: before)
         } catch {
-            rereadLeavers(of: query, before: before, runFailed: true)
             if let load = takeLoad(id) {
                 forget(id)
                 return load.resume(throwing: error)
