@@ -10,4 +10,15 @@ extension RecordQueryRouter {
         let ids = stores.compactMap { ($0 as? LiveStore<RecordTable<R>>)?.id }
         if routes.withLock({ $0.resync(ids) }) { startLoop() }
     }
+
+    /// Rows whose routing failed — all of a pass's, when one of them does not decode (a value
+    /// its type cannot hold) or one statement fails — are read again by their stores on their
+    /// own, as rows no query holds are: each one that decodes is applied, the others' stores
+    /// stay as they were and report it. Their lists may then change in parts; the failure is
+    /// reported either way.
+    func rereadApart(_ keys: [R.ID]) {
+        guard !keys.isEmpty, let repository else { return }
+        let stores: [any AnyLiveStore] = heldStores(keys, in: repository).compactMap { $0?.store }
+        repository.scheduleRefresh(stores)
+    }
 }

@@ -122,6 +122,7 @@ final class RecordQueryRouter<R: Record & Equatable>: @unchecked Sendable where 
                 }
             } catch {
                 repository?.report(.refreshFailed(table: table.shownName, error))
+                rereadApart(keys)
             }
         }
     }
