@@ -49,6 +49,7 @@ extension LiveRepository {
     /// ``RecordQueryRouter/resync(_:)``); the others are re-read here.
     func resyncEverything() {
         let queries = queries.withLock { $0.live() }
+        // A router follows its table while it routes for some query (``RecordQueryRouter/follows(_:)``).
         let routedTypes = Set(queries.compactMap { $0.routesRowsTo != nil && $0.query.follows($0.query.tableName) ? $0.routesRowsTo : nil })
         var routed: [ObjectIdentifier: [any AnyLiveStore]] = [:]
         var others: [any AnyLiveStore] = []
